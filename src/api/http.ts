@@ -1,0 +1,414 @@
+// The one HTTP client: base URL, key (only to the API's origin), headers, timeouts, retries, proxies and
+// redaction. Nothing else in bds builds a request.
+
+import { Transform, type Readable } from 'node:stream';
+import { EnvHttpProxyAgent, request, type Dispatcher } from 'undici';
+import { ApiError, AuthError, BdsError, NetworkError, type RequestInfo } from '../errors.js';
+import { CLIENT_HEADER, REQUEST_ID_HEADER, type UploadTarget } from './types.js';
+import { describeBody, errorCode, errorMessage, redactUrl } from './redact.js';
+
+export interface HttpTuning {
+  connectTimeoutMs: number;
+  /** From the end of the request body to the response headers. */
+  headersTimeoutMs: number;
+  /** Longest pause between two chunks of a response body, or of an upload body leaving bds. */
+  idleTimeoutMs: number;
+  /** Attempts of one API request, the first included. */
+  maxAttempts: number;
+  /** Attempts of one upload; each re-sends the file from its start. */
+  uploadMaxAttempts: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** No API request is retried once this much time has passed since its first attempt. */
+  maxTotalMs: number;
+  /** A longer Retry-After is cut to this. */
+  maxRetryAfterMs: number;
+}
+
+export const DEFAULT_TUNING: HttpTuning = {
+  connectTimeoutMs: 10_000,
+  headersTimeoutMs: 60_000,
+  idleTimeoutMs: 60_000,
+  maxAttempts: 6,
+  uploadMaxAttempts: 5,
+  baseDelayMs: 1_000,
+  maxDelayMs: 20_000,
+  maxTotalMs: 120_000,
+  maxRetryAfterMs: 60_000,
+};
+
+const RETRY_STATUSES = new Set([408, 429, 500, 502, 503, 504]);
+/** Network failures worth another attempt; a DNS "no such host" or a TLS failure is not. */
+const RETRY_NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'EAI_AGAIN',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'BDS_IDLE_TIMEOUT',
+]);
+const MAX_ERROR_BODY = 64 * 1024;
+
+export interface RetryNotice {
+  request: RequestInfo;
+  attempt: number;
+  maxAttempts: number;
+  delayMs: number;
+  reason: string;
+}
+
+export interface HttpClientOptions {
+  baseUrl: URL;
+  apiKey: string;
+  /** Value of X-Service-Client. */
+  clientHeader: string;
+  /** Proxy variables (HTTPS_PROXY, HTTP_PROXY, NO_PROXY, lower case too). */
+  env: Readonly<Record<string, string | undefined>>;
+  tuning?: Partial<HttpTuning>;
+  sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  random: () => number;
+  now: () => number;
+  signal: AbortSignal;
+  /** One line per HTTP exchange, already redacted (for --verbose). */
+  log?: (line: string) => void;
+  onRetry?: (notice: RetryNotice) => void;
+}
+
+export interface JsonResponse<T> {
+  status: number;
+  body: T;
+  requestId: string | undefined;
+}
+
+export interface JsonRequest {
+  query?: Record<string, string>;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface UploadBody {
+  size: number;
+  /** A fresh stream of the whole file; called once per attempt. */
+  open(): Readable;
+}
+
+/** A failure that another attempt may cure. */
+class Retryable extends Error {
+  constructor(
+    readonly failure: NetworkError,
+    readonly retryAfterMs?: number,
+  ) {
+    super(failure.message);
+  }
+}
+
+export class HttpClient {
+  readonly baseUrl: URL;
+  private readonly options: HttpClientOptions;
+  private readonly tuning: HttpTuning;
+  private readonly dispatcher: Dispatcher;
+
+  constructor(options: HttpClientOptions) {
+    this.options = options;
+    this.baseUrl = options.baseUrl;
+    this.tuning = { ...DEFAULT_TUNING, ...options.tuning };
+    this.dispatcher = proxyAgent(options.env, this.tuning);
+  }
+
+  /** An API request with a JSON body and a JSON answer; retried on network errors and 408/429/5xx. */
+  async json<T>(method: 'GET' | 'POST', path: string, req: JsonRequest = {}): Promise<JsonResponse<T>> {
+    const url = new URL(this.baseUrl.pathname.replace(/\/$/, '') + path, this.baseUrl);
+    for (const [name, value] of Object.entries(req.query ?? {})) url.searchParams.set(name, value);
+    const info: RequestInfo = { method, url: redactUrl(url) };
+    const body = req.body === undefined ? undefined : JSON.stringify(req.body);
+    const headers: Record<string, string> = {
+      ...this.apiHeaders(),
+      accept: 'application/json',
+      ...req.headers,
+    };
+    if (body !== undefined) {
+      headers['content-type'] = 'application/json';
+      headers['content-length'] = String(Buffer.byteLength(body));
+    }
+    return this.withRetries(info, this.tuning.maxAttempts, this.tuning.maxTotalMs, async (signal) => {
+      const res = await this.send(info, url, { method, headers, body, signal });
+      const text = await readCapped(res.body, Number.POSITIVE_INFINITY);
+      const requestId = header(res.headers, REQUEST_ID_HEADER);
+      const answered: RequestInfo = { ...info, status: res.statusCode, ...(requestId ? { requestId } : {}) };
+      if (res.statusCode >= 200 && res.statusCode < 300) {
+        return { status: res.statusCode, body: parseJson<T>(text, res.headers, answered), requestId };
+      }
+      throw this.failure(answered, res.headers, text);
+    });
+  }
+
+  /**
+   * PUT (or the method given) of a file to an upload target, with a fixed Content-Length. The key goes only
+   * to the API's own origin; a signed storage URL gets just the headers the API returned.
+   */
+  async upload(target: UploadTarget, file: UploadBody, onSent?: (bytes: number) => void): Promise<void> {
+    const url = new URL(target.url);
+    const info: RequestInfo = { method: target.method.toUpperCase(), url: redactUrl(url) };
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(target.headers)) {
+      if (!HOP_HEADERS.has(name.toLowerCase())) headers[name.toLowerCase()] = value;
+    }
+    if (url.origin === this.baseUrl.origin) Object.assign(headers, this.apiHeaders());
+    headers['content-length'] = String(file.size);
+
+    await this.withRetries(info, this.tuning.uploadMaxAttempts, Number.POSITIVE_INFINITY, async (signal) => {
+      // Our own idle timer: undici never times out a request body that stops flowing.
+      const idle = new AbortController();
+      let timer: NodeJS.Timeout | undefined;
+      const arm = (): void => {
+        clearTimeout(timer);
+        timer = setTimeout(() => idle.abort(idleTimeout(this.tuning.idleTimeoutMs)), this.tuning.idleTimeoutMs);
+      };
+      let sent = 0;
+      const counter = new Transform({
+        highWaterMark: 1 << 20,
+        transform(chunk: Buffer, _encoding, callback) {
+          sent += chunk.length;
+          arm();
+          onSent?.(sent);
+          callback(null, chunk);
+        },
+      });
+      const source = file.open();
+      source.on('error', (error) => counter.destroy(error));
+      source.pipe(counter);
+      arm();
+      try {
+        const res = await this.send(info, url, {
+          method: info.method,
+          headers,
+          body: counter,
+          signal: AbortSignal.any([signal, idle.signal]),
+        });
+        clearTimeout(timer);
+        const text = await readCapped(res.body, MAX_ERROR_BODY);
+        if (res.statusCode >= 200 && res.statusCode < 300) return;
+        const requestId = header(res.headers, REQUEST_ID_HEADER) ?? header(res.headers, 'x-amz-request-id');
+        throw this.failure({ ...info, status: res.statusCode, ...(requestId ? { requestId } : {}) }, res.headers, text);
+      } finally {
+        clearTimeout(timer);
+        source.destroy();
+      }
+    });
+  }
+
+  close(): Promise<void> {
+    return this.dispatcher.close();
+  }
+
+  private apiHeaders(): Record<string, string> {
+    return { authorization: `Bearer ${this.options.apiKey}`, [CLIENT_HEADER]: this.options.clientHeader };
+  }
+
+  /** One exchange: returns any HTTP answer; turns transport failures into Retryable or final errors. */
+  private async send(
+    info: RequestInfo,
+    url: URL,
+    init: { method: string; headers: Record<string, string>; body?: string | Readable; signal: AbortSignal },
+  ): Promise<Dispatcher.ResponseData> {
+    const started = this.options.now();
+    try {
+      const res = await request(url, {
+        method: init.method as Dispatcher.HttpMethod,
+        headers: init.headers,
+        body: init.body ?? null,
+        signal: init.signal,
+        dispatcher: this.dispatcher,
+        headersTimeout: this.tuning.headersTimeoutMs,
+        bodyTimeout: this.tuning.idleTimeoutMs,
+      });
+      const requestId = header(res.headers, REQUEST_ID_HEADER);
+      this.log(`${info.method} ${info.url} → ${res.statusCode} (${this.options.now() - started} ms)${requestId ? ` [${requestId}]` : ''}`);
+      return res;
+    } catch (error) {
+      this.log(`${info.method} ${info.url} → ${describeTransportError(error)} (${this.options.now() - started} ms)`);
+      throw this.transportFailure(info, error, init.signal);
+    }
+  }
+
+  private transportFailure(info: RequestInfo, error: unknown, signal: AbortSignal): Error {
+    if (this.options.signal.aborted) return this.options.signal.reason as Error;
+    const reason = signal.aborted ? signal.reason : error;
+    // An error raised by the body stream itself (the file vanished, bds's own checks) is not the network's.
+    if (reason instanceof BdsError) return reason;
+    const code = errorCodeOf(reason);
+    const proxy = proxyFailure(reason, this.options.env);
+    const failure = new NetworkError(
+      `${info.method} ${info.url} failed: ${proxy ?? describeTransportError(reason)}`,
+      info,
+      { cause: reason },
+    );
+    if (proxy) return failure;
+    return code !== undefined && RETRY_NETWORK_CODES.has(code) ? new Retryable(failure) : failure;
+  }
+
+  /** The error for an HTTP answer that is not a success. */
+  private failure(info: RequestInfo, headers: Dispatcher.ResponseData['headers'], text: string): Error {
+    const status = info.status ?? 0;
+    const message = errorMessage(text, headers) ?? `HTTP ${status}`;
+    const code = errorCode(text, headers);
+    const line = `${info.method} ${info.url} → ${status}: ${message}${info.requestId ? ` (request id ${info.requestId})` : ''}`;
+    if (status >= 300 && status < 400) {
+      const location = header(headers, 'location');
+      return new ApiError(
+        `${info.method} ${info.url} → ${status}: redirected to ${location ? redactUrl(location) : '(no location)'}; bds never follows redirects`,
+        info,
+        { hint: 'check the base URL (--base-url, BDS_BASE_URL or baseUrl): it should be the API address itself' },
+      );
+    }
+    if ((status === 401 || status === 403) && new URL(info.url).origin === this.baseUrl.origin) {
+      return new AuthError(line, { hint: 'check the API key with: bds whoami' });
+    }
+    if (RETRY_STATUSES.has(status)) {
+      return new Retryable(new NetworkError(line, info), retryAfterMs(header(headers, 'retry-after'), this.options.now()));
+    }
+    if (status >= 500) return new NetworkError(line, info);
+    return new ApiError(line, info, code === undefined ? {} : { code });
+  }
+
+  /** Runs attempt() until it succeeds, fails for good, or the attempts or the time run out. */
+  private async withRetries<T>(
+    info: RequestInfo,
+    maxAttempts: number,
+    maxTotalMs: number,
+    attempt: (signal: AbortSignal) => Promise<T>,
+  ): Promise<T> {
+    const started = this.options.now();
+    for (let n = 1; ; n++) {
+      try {
+        return await attempt(this.options.signal);
+      } catch (error) {
+        if (!(error instanceof Retryable)) throw error;
+        const backoff = Math.min(this.tuning.maxDelayMs, this.tuning.baseDelayMs * 2 ** (n - 1));
+        // "Equal jitter": at least half the backoff, so retries never bunch up at zero.
+        const jittered = backoff / 2 + this.options.random() * (backoff / 2);
+        const delayMs = Math.round(
+          error.retryAfterMs === undefined ? jittered : Math.min(error.retryAfterMs, this.tuning.maxRetryAfterMs),
+        );
+        const elapsed = this.options.now() - started;
+        if (n >= maxAttempts || elapsed + delayMs > maxTotalMs) {
+          throw new NetworkError(
+            `${error.failure.message} (gave up after ${n} attempt${n === 1 ? '' : 's'} in ${Math.round(elapsed / 1000)} s)`,
+            error.failure.request,
+            { cause: error.failure.cause, hint: 'the service or the network is failing; run the same command again later' },
+          );
+        }
+        this.options.onRetry?.({ request: info, attempt: n + 1, maxAttempts, delayMs, reason: error.failure.message });
+        await this.options.sleep(delayMs, this.options.signal);
+      }
+    }
+  }
+
+  private log(line: string): void {
+    this.options.log?.(line);
+  }
+}
+
+const HOP_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive']);
+
+function proxyAgent(env: HttpClientOptions['env'], tuning: HttpTuning): Dispatcher {
+  // Lower case wins, as with curl; the default dispatcher would ignore proxies altogether.
+  const pick = (name: string): string | undefined => env[name.toLowerCase()] || env[name.toUpperCase()] || undefined;
+  const httpProxy = pick('http_proxy');
+  const httpsProxy = pick('https_proxy') ?? httpProxy;
+  return new EnvHttpProxyAgent({
+    ...(httpProxy ? { httpProxy } : {}),
+    ...(httpsProxy ? { httpsProxy } : {}),
+    noProxy: pick('no_proxy') ?? '',
+    connect: { timeout: tuning.connectTimeoutMs },
+    headersTimeout: tuning.headersTimeoutMs,
+    bodyTimeout: tuning.idleTimeoutMs,
+  });
+}
+
+function header(headers: Dispatcher.ResponseData['headers'], name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+async function readCapped(body: Dispatcher.ResponseData['body'], cap: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    if (size < cap) chunks.push(chunk as Buffer);
+    size += (chunk as Buffer).length;
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function parseJson<T>(text: string, headers: Dispatcher.ResponseData['headers'], info: RequestInfo): T {
+  try {
+    const value: unknown = JSON.parse(text);
+    if (value !== null && typeof value === 'object') return value as T;
+  } catch {
+    // reported below
+  }
+  throw new NetworkError(
+    `${info.method} ${info.url} → ${info.status} with a body that is not a JSON object: ${describeBody(text, headers)}`,
+    info,
+    { hint: 'is the base URL the API, and not a web page or a proxy?' },
+  );
+}
+
+function retryAfterMs(value: string | undefined, now: number): number | undefined {
+  if (value === undefined) return undefined;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+function idleTimeout(ms: number): Error {
+  return Object.assign(new Error(`no upload progress for ${Math.round(ms / 1000)} s`), { code: 'BDS_IDLE_TIMEOUT' });
+}
+
+function errorCodeOf(error: unknown): string | undefined {
+  if (error === null || typeof error !== 'object') return undefined;
+  const { code, cause } = error as { code?: unknown; cause?: unknown };
+  if (typeof code === 'string' && code !== 'UND_ERR_SOCKET') return code;
+  // undici wraps the socket's own error (ECONNRESET and the like) as its cause.
+  return errorCodeOf(cause) ?? (typeof code === 'string' ? code : undefined);
+}
+
+const TRANSPORT_WORDS: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset',
+  EPIPE: 'connection closed while sending',
+  ENOTFOUND: 'no such host',
+  EAI_AGAIN: 'name lookup failed',
+  UND_ERR_SOCKET: 'connection closed by the other side',
+  UND_ERR_CONNECT_TIMEOUT: 'timed out connecting',
+  UND_ERR_HEADERS_TIMEOUT: 'timed out waiting for the response',
+  UND_ERR_BODY_TIMEOUT: 'timed out reading the response',
+  BDS_IDLE_TIMEOUT: 'the upload stalled',
+};
+
+function describeTransportError(error: unknown): string {
+  const code = errorCodeOf(error);
+  const words = code === undefined ? undefined : TRANSPORT_WORDS[code];
+  if (words) return `${words} (${code})`;
+  const message = error instanceof Error ? error.message : String(error);
+  return code ? `${message} (${code})` : message;
+}
+
+/** A proxy that refused the tunnel: name it (without credentials) so the user knows where to look. */
+function proxyFailure(error: unknown, env: HttpClientOptions['env']): string | undefined {
+  const message = error instanceof Error ? error.message : '';
+  const match = /Proxy response \((\d+)\)/i.exec(message);
+  if (!match) return undefined;
+  const proxy = env.https_proxy || env.HTTPS_PROXY || env.http_proxy || env.HTTP_PROXY || '';
+  return `the proxy ${proxy ? redactUrl(proxy) : ''} refused the connection with ${match[1]}`.replace('  ', ' ');
+}

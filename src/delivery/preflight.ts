@@ -1,0 +1,301 @@
+// Pre-flight: everything about a delivery folder that can be checked before anything is created on the
+// server. One pass over the data file hashes the bytes that will be uploaded, inflates, counts and checks
+// the records. Every failure is a UsageError (exit 2) naming the file.
+
+import { createHash, randomUUID, type Hash } from 'node:crypto';
+import { createReadStream, createWriteStream, promises as fs, type Stats } from 'node:fs';
+import path from 'node:path';
+import { Transform, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { constants as zlibConstants, createGunzip, createGzip } from 'node:zlib';
+import { UsageError } from '../errors.js';
+import { PRODUCTS, type Product, type Schema, type ScrubReport } from '../api/types.js';
+import { JsonLinesChecker } from './jsonl.js';
+
+export interface PreflightOptions {
+  dir: string;
+  period: string | undefined;
+  product?: string | undefined;
+  file?: string | undefined;
+  schema?: string | undefined;
+  report?: string | undefined;
+  cwd: string;
+  now: Date;
+  /** Where a gzipped copy of a plain .jsonl file is written. */
+  tmpDir: string;
+  signal?: AbortSignal;
+}
+
+/** The file whose exact bytes are uploaded, and what it was when checked. */
+export interface UploadFile {
+  path: string;
+  size: number;
+  mtimeMs: number;
+  /** A gzipped copy bds made of a plain .jsonl; removed when the command ends. */
+  temporary: boolean;
+}
+
+export interface DeliveryPlan {
+  dir: string;
+  /** The data file as the user has it (.jsonl.gz or .jsonl). */
+  dataFile: string;
+  upload: UploadFile;
+  product: Product;
+  period: string;
+  schema: Schema;
+  report: ScrubReport;
+  recordCount: number;
+  /** SHA-256 of the uploaded bytes, lowercase hex. */
+  sha256: string;
+  warnings: string[];
+}
+
+const READ_CHUNK = 1 << 20;
+
+export async function preflight(options: PreflightOptions): Promise<DeliveryPlan> {
+  const warnings: string[] = [];
+  const period = checkPeriod(options.period, options.now, warnings);
+  const dir = path.resolve(options.cwd, options.dir);
+  const entries = await listFolder(dir);
+
+  const reportPath = options.report ? path.resolve(options.cwd, options.report) : path.join(dir, 'report.json');
+  const schemaPath = options.schema ? path.resolve(options.cwd, options.schema) : path.join(dir, 'schema.json');
+  const report = checkReport(await readJson(reportPath, 'the scrub report'), reportPath);
+  const schema = await readJson(schemaPath, 'the schema');
+  const product = checkProduct(options.product, schema, schemaPath);
+  checkSchema(product, schema, schemaPath);
+
+  const dataFile = options.file ? path.resolve(options.cwd, options.file) : findDataFile(dir, entries);
+  const scanned = await scanDataFile(dataFile, options.tmpDir, options.signal);
+  return { dir, dataFile, product, period, schema: schema as Schema, report, warnings, ...scanned };
+}
+
+export function checkPeriod(period: string | undefined, now: Date, warnings: string[]): string {
+  if (period === undefined || period === '') throw new UsageError('missing --period YYYY-MM (the month the data covers)');
+  const match = /^(\d{4})-(\d{2})$/.exec(period);
+  if (!match) throw new UsageError(`--period ${period} is not of the form YYYY-MM (for example 2024-05)`);
+  const month = Number(match[2]);
+  if (month < 1 || month > 12) throw new UsageError(`--period ${period}: month ${match[2]} is not between 01 and 12`);
+  const current = `${now.getUTCFullYear()}-${String(now.getUTCMonth() + 1).padStart(2, '0')}`;
+  if (period > current) throw new UsageError(`--period ${period} is in the future (this month is ${current}, UTC)`);
+  if (period === current) warnings.push(`--period ${period} is the current month, which is not over yet`);
+  return period;
+}
+
+async function listFolder(dir: string): Promise<string[]> {
+  let stat: Stats;
+  try {
+    stat = await fs.stat(dir);
+  } catch {
+    throw new UsageError(`no such folder: ${dir}`);
+  }
+  if (!stat.isDirectory()) throw new UsageError(`not a folder: ${dir}`, { hint: 'name the folder the scrubber wrote' });
+  const entries = await fs.readdir(dir);
+  if (entries.length === 0) throw new UsageError(`the folder ${dir} is empty`, { hint: 'name the folder the scrubber wrote' });
+  return entries;
+}
+
+async function readJson(file: string, what: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = await fs.readFile(file, 'utf8');
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    throw new UsageError(`${file}: ${code === 'ENOENT' ? `missing (${what})` : `cannot read it (${code})`}`);
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    const where = /position (\d+)/.exec((error as Error).message)?.[1];
+    throw new UsageError(`${file}: not valid JSON${where ? ` (at character ${where})` : ''}`);
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+function checkReport(report: unknown, file: string): ScrubReport {
+  if (!isObject(report)) throw new UsageError(`${file}: the scrub report must be a JSON object`);
+  const missing = [
+    typeof report.tool === 'string' && report.tool ? undefined : '"tool" (a string)',
+    Array.isArray(report.files) ? undefined : '"files" (an array)',
+    isObject(report.totals) ? undefined : '"totals" (an object)',
+  ].filter(Boolean);
+  if (missing.length) throw new UsageError(`${file}: the scrub report lacks ${missing.join(', ')}`);
+  return report as ScrubReport;
+}
+
+const FORMAT_PRODUCT: Record<string, Product> = { jsonl: 'records', 'episodes/v1': 'episodes' };
+
+function checkProduct(requested: string | undefined, schema: unknown, file: string): Product {
+  const format = isObject(schema) && typeof schema.format === 'string' ? schema.format : undefined;
+  const implied = format === undefined ? undefined : FORMAT_PRODUCT[format];
+  if (requested !== undefined) {
+    if (!(PRODUCTS as readonly string[]).includes(requested)) {
+      throw new UsageError(`--product ${requested} is not one of ${PRODUCTS.join(', ')}`);
+    }
+    if (implied !== undefined && implied !== requested) {
+      throw new UsageError(`--product ${requested} contradicts ${file}, whose format "${format}" is ${implied}`);
+    }
+    return requested as Product;
+  }
+  if (implied) return implied;
+  throw new UsageError(
+    `${file}: cannot tell the product from the schema's format (${format === undefined ? 'none' : `"${format}"`})`,
+    { hint: 'records need format "jsonl", episodes "episodes/v1"; environment data needs --product environment' },
+  );
+}
+
+function checkSchema(product: Product, schema: unknown, file: string): void {
+  if (!isObject(schema)) throw new UsageError(`${file}: the schema must be a JSON object`);
+  if (product === 'records') {
+    if (!isObject(schema.objects) || Object.keys(schema.objects).length === 0) {
+      throw new UsageError(`${file}: records need "objects", a non-empty map from object type to its columns`);
+    }
+    for (const [name, columns] of Object.entries(schema.objects)) checkColumns(columns, `objects.${name}`, file);
+  } else if (product === 'episodes') {
+    checkColumns(schema.steps, 'steps', file);
+  }
+}
+
+function checkColumns(columns: unknown, where: string, file: string): void {
+  if (!Array.isArray(columns) || columns.length === 0) {
+    throw new UsageError(`${file}: ${where} must be a non-empty list of columns`);
+  }
+  columns.forEach((column: unknown, i) => {
+    const at = `${where}[${i}]`;
+    if (!isObject(column)) throw new UsageError(`${file}: ${at} must be an object`);
+    for (const field of ['name', 'role', 'kind']) {
+      const value = column[field];
+      if (typeof value !== 'string' || !value) throw new UsageError(`${file}: ${at}.${field} must be a non-empty string`);
+    }
+    if (column.transform !== undefined && typeof column.transform !== 'string') {
+      throw new UsageError(`${file}: ${at}.transform must be a string`);
+    }
+  });
+}
+
+function findDataFile(dir: string, entries: string[]): string {
+  const gz = entries.filter((name) => name.endsWith('.jsonl.gz'));
+  const plain = entries.filter((name) => name.endsWith('.jsonl'));
+  const found = [...gz, ...plain].sort();
+  if (found.length === 0) {
+    throw new UsageError(`no data file in ${dir}`, { hint: 'expected one *.jsonl.gz or *.jsonl file, or name it with --file' });
+  }
+  if (found.length > 1) {
+    throw new UsageError(`more than one data file in ${dir}: ${found.join(', ')}`, { hint: 'choose one with --file' });
+  }
+  return path.join(dir, found[0]!);
+}
+
+/** Passes chunks through unchanged while feeding them to a hash and counting them. */
+function tap(hash: Hash, counter: { bytes: number }): Transform {
+  return new Transform({
+    highWaterMark: READ_CHUNK,
+    transform(chunk: Buffer, _encoding, callback) {
+      hash.update(chunk);
+      counter.bytes += chunk.length;
+      callback(null, chunk);
+    },
+  });
+}
+
+function checker(lines: JsonLinesChecker): Writable {
+  return new Writable({
+    highWaterMark: READ_CHUNK,
+    write(chunk: Buffer, _encoding, callback) {
+      try {
+        lines.push(chunk);
+        callback();
+      } catch (error) {
+        callback(error as Error);
+      }
+    },
+  });
+}
+
+async function scanDataFile(
+  file: string,
+  tmpDir: string,
+  signal: AbortSignal | undefined,
+): Promise<{ upload: UploadFile; recordCount: number; sha256: string }> {
+  const name = path.basename(file);
+  let stat: Stats;
+  try {
+    stat = await fs.stat(file);
+  } catch {
+    throw new UsageError(`no such data file: ${file}`);
+  }
+  if (!stat.isFile()) throw new UsageError(`not a file: ${file}`);
+  const gzipped = file.endsWith('.gz');
+  if (!gzipped && !file.endsWith('.jsonl')) {
+    throw new UsageError(`${file}: a data file ends in .jsonl.gz (gzipped JSON Lines) or .jsonl`);
+  }
+
+  const hash = createHash('sha256');
+  const uploaded = { bytes: 0 };
+  const lines = new JsonLinesChecker(name);
+  const input = createReadStream(file, { highWaterMark: READ_CHUNK });
+  const options = signal ? { signal } : {};
+  let upload: UploadFile;
+  try {
+    if (gzipped) {
+      await pipeline(input, tap(hash, uploaded), createGunzip({ chunkSize: READ_CHUNK }), checker(lines), options);
+      upload = { path: file, size: stat.size, mtimeMs: stat.mtimeMs, temporary: false };
+    } else {
+      await fs.mkdir(tmpDir, { recursive: true });
+      const copy = path.join(tmpDir, `bds-${randomUUID()}-${name}.gz`);
+      try {
+        await pipeline(
+          input,
+          new Transform({
+            highWaterMark: READ_CHUNK,
+            transform(chunk: Buffer, _encoding, callback) {
+              try {
+                lines.push(chunk);
+                callback(null, chunk);
+              } catch (error) {
+                callback(error as Error);
+              }
+            },
+          }),
+          // Fixed level and no file name or time in the header: the same .jsonl always gives the same bytes,
+          // so a re-run finds its own delivery record.
+          createGzip({ level: zlibConstants.Z_DEFAULT_COMPRESSION, chunkSize: READ_CHUNK }),
+          tap(hash, uploaded),
+          createWriteStream(copy, { mode: 0o600 }),
+          options,
+        );
+      } catch (error) {
+        await fs.rm(copy, { force: true });
+        throw error;
+      }
+      const copied = await fs.stat(copy);
+      upload = { path: copy, size: copied.size, mtimeMs: copied.mtimeMs, temporary: true };
+    }
+    lines.end();
+  } catch (error) {
+    throw asInputError(error, file);
+  }
+  if (lines.records === 0) throw new UsageError(`${file}: no records (the file holds no non-empty line)`);
+  return { upload, recordCount: lines.records, sha256: hash.digest('hex') };
+}
+
+function asInputError(error: unknown, file: string): Error {
+  if (error instanceof UsageError) return error;
+  if ((error as { name?: string }).name === 'AbortError') return (error as { cause?: Error }).cause ?? (error as Error);
+  const code = (error as { code?: string }).code;
+  if (code === 'Z_BUF_ERROR' || /unexpected end of file/i.test(String((error as Error).message))) {
+    return new UsageError(`${file}: the gzip data ends early (the file is truncated)`);
+  }
+  if (code === 'Z_DATA_ERROR') {
+    const message = (error as Error).message;
+    return new UsageError(
+      /header check/i.test(message) ? `${file}: not a gzip file` : `${file}: corrupt gzip data (${message})`,
+      { hint: /header check/i.test(message) ? 'a plain JSON Lines file should be named *.jsonl' : undefined },
+    );
+  }
+  if (code === 'EACCES' || code === 'EISDIR') return new UsageError(`${file}: cannot read it (${code})`);
+  return error as Error;
+}

@@ -1,0 +1,147 @@
+// The delivery record: a small JSON file per (base URL, source, period, product, checksum) under
+// $XDG_STATE_HOME/bds/deliveries, written atomically before the upload and after each step, so that an
+// interrupted delivery resumes its own batch. Beside it, a lock per (base URL, source, period, product).
+
+import { createHash } from 'node:crypto';
+import {
+  closeSync,
+  fsyncSync,
+  linkSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
+import path from 'node:path';
+import { LockedError } from '../errors.js';
+import type { BatchStatus, UploadTarget } from '../api/types.js';
+
+export interface DeliveryKey {
+  baseUrl: string;
+  sourceId: string;
+  period: string;
+  product: string;
+  sha256: string;
+}
+
+/** How far a delivery got: the step that finished last. */
+export type DeliveryStep = 'creating' | 'created' | 'uploaded' | 'completed';
+
+export interface DeliveryRecord extends DeliveryKey {
+  version: 1;
+  step: DeliveryStep;
+  /** Sent on create; the same value on every retry and on a resumed create. */
+  idempotencyKey: string;
+  dataFile: string;
+  bytes: number;
+  recordCount: number;
+  batchId?: string;
+  upload?: UploadTarget;
+  status?: BatchStatus;
+  updatedAt: string;
+}
+
+export interface LockOwner {
+  pid: number;
+  hostname: string;
+  startedAt: string;
+}
+
+export function stateDir(env: Readonly<Record<string, string | undefined>>, homedir: string): string {
+  const base = env.XDG_STATE_HOME?.trim() || path.join(homedir, '.local', 'state');
+  return path.join(base, 'bds');
+}
+
+export class RecordStore {
+  readonly dir: string;
+
+  constructor(stateDirectory: string) {
+    this.dir = path.join(stateDirectory, 'deliveries');
+  }
+
+  read(key: DeliveryKey): DeliveryRecord | undefined {
+    try {
+      const record = JSON.parse(readFileSync(this.recordPath(key), 'utf8')) as DeliveryRecord;
+      return record.version === 1 && record.sha256 === key.sha256 ? record : undefined;
+    } catch {
+      // A missing record is the normal case; an unreadable one is as good as none (the server still guards).
+      return undefined;
+    }
+  }
+
+  /** Replaces the record atomically: a temp file, flushed, then renamed over the old one. */
+  write(record: DeliveryRecord): void {
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    const file = this.recordPath(record);
+    const temp = `${file}.${process.pid}.tmp`;
+    const fd = openSync(temp, 'w', 0o600);
+    try {
+      writeSync(fd, `${JSON.stringify(record, null, 2)}\n`);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temp, file);
+  }
+
+  /**
+   * Takes the lock for a (base URL, source, period, product), or throws LockedError naming its holder.
+   * A lock whose holder is no longer running is taken over.
+   */
+  lock(key: Omit<DeliveryKey, 'sha256'>, owner: LockOwner, isAlive: (pid: number) => boolean): () => void {
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    const file = path.join(this.dir, `${this.baseName(key)}.lock`);
+    for (let attempt = 0; ; attempt++) {
+      // Written whole to a temp file and linked into place, so nobody ever reads a half-written lock.
+      const temp = `${file}.${owner.pid}.tmp`;
+      writeFileSync(temp, JSON.stringify(owner), { mode: 0o600 });
+      try {
+        linkSync(temp, file);
+        return () => {
+          if (readOwner(file)?.pid === owner.pid) rmSync(file, { force: true });
+        };
+      } catch (error) {
+        if ((error as { code?: string }).code !== 'EEXIST' || attempt > 0) throw error;
+      } finally {
+        rmSync(temp, { force: true });
+      }
+      const holder = readOwner(file);
+      // A pid means nothing on another machine (a shared home folder): such a lock is never taken over.
+      const running = holder !== undefined && (holder.hostname !== owner.hostname || isAlive(holder.pid));
+      if (holder && holder.pid !== owner.pid && running) {
+        throw new LockedError(
+          `another bds process (pid ${holder.pid} on ${holder.hostname}, since ${holder.startedAt}) is delivering ` +
+            `${key.sourceId} ${key.period} ${key.product}`,
+          { hint: `wait for it to finish; if it is gone, remove ${file}` },
+        );
+      }
+      rmSync(file, { force: true });
+    }
+  }
+
+  private recordPath(key: DeliveryKey): string {
+    return path.join(this.dir, `${this.baseName(key)}-${key.sha256.slice(0, 16)}.json`);
+  }
+
+  /** Readable for a person looking in the folder, unique through a hash of every part. */
+  private baseName(key: Omit<DeliveryKey, 'sha256'>): string {
+    const digest = createHash('sha256')
+      .update(JSON.stringify([key.baseUrl, key.sourceId, key.period, key.product]))
+      .digest('hex')
+      .slice(0, 12);
+    const safe = key.sourceId.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 40);
+    return `${safe}-${key.period}-${key.product}-${digest}`;
+  }
+}
+
+function readOwner(file: string): LockOwner | undefined {
+  try {
+    const owner = JSON.parse(readFileSync(file, 'utf8')) as LockOwner;
+    return typeof owner.pid === 'number' ? owner : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,187 @@
+// The one place that decides how bds talks: terminal or not, colour or not, spinners and bars or plain
+// timestamped lines, JSON or text. stdout carries results; stderr carries progress, notices and errors.
+
+import { Chalk, type ChalkInstance } from 'chalk';
+import type { Ora } from 'ora';
+import type { Env, OutputStream } from '../context.js';
+import { BdsError } from '../errors.js';
+import { timestamp } from './format.js';
+import { progressBar, progressLine } from './progress.js';
+
+export interface OutputFlags {
+  json: boolean;
+  quiet: boolean;
+  verbose: boolean;
+  /** false with --no-color */
+  color: boolean;
+}
+
+export interface IOOptions {
+  stdout: OutputStream;
+  stderr: OutputStream;
+  env: Env;
+  now: () => Date;
+  flags: OutputFlags;
+}
+
+/** Plain progress lines come at most this often. */
+export const PROGRESS_LINE_INTERVAL_MS = 10_000;
+const SPINNER_UPDATE_INTERVAL_MS = 100;
+
+export class IO {
+  readonly flags: OutputFlags;
+  /** Spinners and bars: stderr is a real terminal and neither --json nor --quiet. */
+  readonly interactive: boolean;
+  /** Colours for stdout and stderr, each off unless that stream is a terminal. */
+  readonly out: ChalkInstance;
+  readonly err: ChalkInstance;
+  readonly stdoutIsTerminal: boolean;
+  private readonly options: IOOptions;
+  private spinner: Ora | undefined;
+  private stepText = '';
+  private stepStarted = 0;
+  private lastProgress = 0;
+  private readonly secrets: string[] = [];
+
+  constructor(options: IOOptions) {
+    this.options = options;
+    const { env, flags, stdout, stderr } = options;
+    this.flags = flags;
+    const colorAllowed = flags.color && !env.NO_COLOR && env.TERM !== 'dumb';
+    this.stdoutIsTerminal = stdout.isTTY === true;
+    this.out = new Chalk({ level: colorAllowed && stdout.isTTY ? 1 : 0 });
+    this.err = new Chalk({ level: colorAllowed && stderr.isTTY ? 1 : 0 });
+    // ora loops forever on a terminal that reports 0 columns; CI consoles are not terminals for our purposes.
+    this.interactive =
+      stderr.isTTY === true &&
+      (stderr.columns ?? 0) > 0 &&
+      env.TERM !== 'dumb' &&
+      !env.CI &&
+      !flags.json &&
+      !flags.quiet;
+  }
+
+  /** A value that must never be printed (the API key): every write replaces it, as a last line of defence. */
+  addSecret(secret: string): void {
+    if (secret.length >= 8) this.secrets.push(secret);
+  }
+
+  /** Loads the spinner library, only when it will be used. */
+  async prepare(): Promise<void> {
+    if (!this.interactive || this.spinner) return;
+    const { default: ora } = await import('ora');
+    this.spinner = ora({
+      stream: this.options.stderr as NodeJS.WritableStream,
+      isEnabled: true,
+      // Raw mode on stdin would swallow Ctrl-C's default behaviour and keep the process alive.
+      discardStdin: false,
+    });
+  }
+
+  /** A result for stdout: JSON with --json, else the text. */
+  result(json: unknown, text: () => string): void {
+    this.stopSpinner();
+    if (this.flags.json) this.write(this.options.stdout, `${JSON.stringify(json, null, 2)}\n`);
+    else {
+      const body = text();
+      if (body) this.write(this.options.stdout, body.endsWith('\n') ? body : `${body}\n`);
+    }
+  }
+
+  /** A step begins: a spinner on a terminal, else one timestamped line (none with --quiet). */
+  step(text: string): void {
+    this.stepText = text;
+    this.stepStarted = this.options.now().getTime();
+    this.lastProgress = this.stepStarted;
+    if (this.spinner) {
+      if (this.spinner.isSpinning) this.spinner.succeed();
+      this.spinner.start(text);
+    } else if (!this.flags.quiet) {
+      this.line(text);
+    }
+  }
+
+  /** The current step finished, with an optional closing text. */
+  done(text?: string): void {
+    if (this.spinner?.isSpinning) this.spinner.succeed(text ?? this.stepText);
+    else if (text && !this.flags.quiet) this.line(text);
+  }
+
+  progress(sent: number, total: number): void {
+    const now = this.options.now().getTime();
+    const sample = { sent, total, elapsedMs: now - this.stepStarted };
+    if (this.spinner?.isSpinning) {
+      if (now - this.lastProgress < SPINNER_UPDATE_INTERVAL_MS && sent < total) return;
+      this.lastProgress = now;
+      this.spinner.text = `${this.stepText} ${progressBar(sample)}`;
+    } else if (!this.flags.quiet && !this.spinner && now - this.lastProgress >= PROGRESS_LINE_INTERVAL_MS) {
+      this.lastProgress = now;
+      this.line(progressLine(sample));
+    }
+  }
+
+  /** Something the user should know that is not a problem; not shown with --quiet. */
+  notice(text: string): void {
+    if (this.flags.quiet) return;
+    this.above(() => this.line(text));
+  }
+
+  /** Always shown, --quiet included. */
+  warn(text: string): void {
+    this.above(() => this.write(this.options.stderr, `${this.err.yellow('warning:')} ${text}\n`));
+  }
+
+  /** Only with --verbose. */
+  verbose(text: string): void {
+    if (this.flags.verbose) this.above(() => this.line(text));
+  }
+
+  /** An error: one line (and a hint), a stack trace only with --verbose; with --json also a JSON object on stdout. */
+  error(error: unknown, exitCode: number): void {
+    const message = error instanceof Error ? error.message : String(error);
+    if (this.spinner?.isSpinning) this.spinner.fail();
+    this.write(this.options.stderr, `${this.err.red('bds:')} ${message}\n`);
+    const hint = error instanceof BdsError ? error.hint : undefined;
+    if (hint) this.write(this.options.stderr, `${this.err.dim(`hint: ${hint}`)}\n`);
+    if (this.flags.verbose && error instanceof Error && error.stack) {
+      this.write(this.options.stderr, `${this.err.dim(error.stack)}\n`);
+    }
+    if (this.options.env.GITHUB_ACTIONS === 'true') {
+      this.write(this.options.stderr, `::error title=bds::${escapeAnnotation(message)}\n`);
+    }
+    if (this.flags.json) {
+      this.write(this.options.stdout, `${JSON.stringify({ error: { message, ...(hint ? { hint } : {}), exit_code: exitCode } }, null, 2)}\n`);
+    }
+  }
+
+  stopSpinner(): void {
+    if (this.spinner?.isSpinning) this.spinner.stop();
+  }
+
+  /** Writes a line to stderr without tearing a spinner: it is cleared, the line written, then redrawn. */
+  private above(write: () => void): void {
+    if (this.spinner?.isSpinning) {
+      this.spinner.clear();
+      write();
+      this.spinner.render();
+    } else {
+      write();
+    }
+  }
+
+  private write(stream: OutputStream, text: string): void {
+    let safe = text;
+    for (const secret of this.secrets) safe = safe.split(secret).join(`${secret.slice(0, 9)}…(redacted)`);
+    stream.write(safe);
+  }
+
+  private line(text: string): void {
+    const prefix = this.interactive ? '' : `${timestamp(this.options.now())} `;
+    this.write(this.options.stderr, `${prefix}${text}\n`);
+  }
+}
+
+/** GitHub's workflow-command escaping for the message part. */
+function escapeAnnotation(text: string): string {
+  return text.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
+}

@@ -1,0 +1,185 @@
+// What both servers share: recording requests, reading bodies, building replies, and answering with the
+// route's queued fault applied.
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { STATUS_CODES } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { REQUEST_ID_HEADER, type ErrorBody } from '../api/types.js';
+import type { Fault, FaultInjector, RouteName } from './faults.js';
+
+export interface RecordedRequest {
+  server: 'api' | 'storage';
+  route: RouteName | 'unknown';
+  method: string;
+  /** With the query. */
+  path: string;
+  /** Lower-cased names. */
+  headers: Record<string, string>;
+  bodyBytes: number;
+  /** What was answered, 0 if nothing. */
+  status: number;
+}
+
+export interface Reply {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+/** One request being served. */
+export interface Exchange {
+  req: IncomingMessage;
+  res: ServerResponse;
+  record: RecordedRequest;
+  requestId: string;
+  /** The fault this request suffers, if one was queued for its route. */
+  fault: Fault | undefined;
+}
+
+export interface ServeContext {
+  faults: FaultInjector;
+  requests: RecordedRequest[];
+  /** Aborted when the sandbox closes: pending delays give up. */
+  closing: AbortSignal;
+}
+
+export function jsonReply(status: number, value: unknown, headers: Record<string, string> = {}): Reply {
+  return {
+    status,
+    headers: { 'content-type': 'application/json', ...headers },
+    body: Buffer.from(JSON.stringify(value)),
+  };
+}
+
+export function errorReply(status: number, code: string, message: string, headers: Record<string, string> = {}): Reply {
+  const body: ErrorBody = { error: { code, message } };
+  return jsonReply(status, body, headers);
+}
+
+export function lowerCaseHeaders(req: IncomingMessage): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return headers;
+}
+
+/** Reads a (small, JSON) request body into memory. */
+export async function readBody(exchange: Exchange): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of exchange.req as AsyncIterable<Buffer>) {
+    chunks.push(chunk);
+    exchange.record.bodyBytes += chunk.length;
+  }
+  return Buffer.concat(chunks);
+}
+
+/** Reads and discards the rest of the request body, so that a client still sending sees the answer. */
+async function drainBody(exchange: Exchange): Promise<void> {
+  const { req, record } = exchange;
+  if (req.complete || req.destroyed) return;
+  await new Promise<void>((resolve) => {
+    req.on('data', (chunk: Buffer) => {
+      record.bodyBytes += chunk.length;
+    });
+    req.once('end', resolve);
+    req.once('close', resolve);
+  });
+}
+
+/**
+ * Records the request and answers it with `handle`, applying the route's next queued fault.
+ * `handle` returns null when it has already dealt with the connection (e.g. destroyed it).
+ */
+export async function serveRoute(
+  context: ServeContext,
+  server: RecordedRequest['server'],
+  route: RouteName | 'unknown',
+  req: IncomingMessage,
+  res: ServerResponse,
+  handle: (exchange: Exchange) => Promise<Reply | null>,
+): Promise<void> {
+  const record: RecordedRequest = {
+    server,
+    route,
+    method: req.method ?? '',
+    path: req.url ?? '',
+    headers: lowerCaseHeaders(req),
+    bodyBytes: 0,
+    status: 0,
+  };
+  context.requests.push(record);
+  const fault = route === 'unknown' ? undefined : context.faults.take(route);
+  const exchange: Exchange = { req, res, record, requestId: `req_${randomBytes(8).toString('hex')}`, fault };
+
+  try {
+    if (fault?.hang) {
+      await drainBody(exchange); // the socket stays open until the client gives up or the sandbox closes
+      return;
+    }
+    const refusal = fault && faultReply(fault);
+    if (refusal) {
+      await answer(exchange, refusal);
+      return;
+    }
+    if (fault?.delayMs) {
+      try {
+        await sleep(fault.delayMs, undefined, { signal: context.closing });
+      } catch {
+        return; // closing
+      }
+    }
+    const reply = await handle(exchange);
+    if (reply === null || res.destroyed) return;
+    if (fault?.loseResponse) {
+      await drainBody(exchange);
+      res.destroy();
+      return;
+    }
+    await answer(exchange, fault?.replaceJson !== undefined ? jsonReply(200, fault.replaceJson) : reply);
+  } catch (error) {
+    if (res.headersSent || res.destroyed) {
+      res.destroy();
+      return;
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    await answer(exchange, errorReply(500, 'internal_error', `sandbox failure: ${message}`));
+  }
+}
+
+/** The reply a status or redirect fault gives instead of handling the request. */
+function faultReply(fault: Fault): Reply | undefined {
+  if (fault.redirect !== undefined) {
+    return errorReply(307, 'redirect', `moved to ${fault.redirect}`, { location: fault.redirect });
+  }
+  if (fault.status === undefined) return undefined;
+  const headers: Record<string, string> = fault.retryAfter === undefined ? {} : { 'retry-after': fault.retryAfter };
+  if (fault.body !== undefined) {
+    return { status: fault.status, headers: { 'content-type': fault.contentType ?? 'text/html', ...headers }, body: Buffer.from(fault.body) };
+  }
+  const code = (STATUS_CODES[fault.status] ?? 'error').toLowerCase().replace(/[^a-z0-9]+/g, '_');
+  return errorReply(fault.status, code, `injected fault: ${fault.status} ${STATUS_CODES[fault.status] ?? ''}`.trim(), headers);
+}
+
+/** Writes the reply, or the part of it a stall or reset fault lets through. */
+async function answer(exchange: Exchange, reply: Reply): Promise<void> {
+  const { res, record, fault } = exchange;
+  await drainBody(exchange);
+  if (res.destroyed) return;
+  res.writeHead(reply.status, {
+    ...reply.headers,
+    [REQUEST_ID_HEADER]: exchange.requestId,
+    'content-length': String(reply.body.length),
+  });
+  record.status = reply.status;
+  if (fault?.stallAfterBytes !== undefined) {
+    res.write(reply.body.subarray(0, fault.stallAfterBytes)); // and never end: the sandbox's close() ends it
+    return;
+  }
+  // An upload's reset happens while its body is read; here it cuts the answer short.
+  if (fault?.resetAfterBytes !== undefined && fault.route !== 'upload') {
+    res.write(reply.body.subarray(0, fault.resetAfterBytes), () => res.destroy());
+    return;
+  }
+  res.end(reply.body);
+}

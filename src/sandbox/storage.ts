@@ -1,0 +1,89 @@
+// The storage host: accepts uploads at signed URLs, with S3-like XML errors. Needs no API key.
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import http from 'node:http';
+import type { Reply, ServeContext } from './http.js';
+import { serveRoute } from './http.js';
+import type { SandboxStore } from './store.js';
+import { STREAM_HIGH_WATER_MARK, hasContentLength, receiveUpload, uploadHeaders, wrongUploadHeader } from './upload.js';
+
+const OBJECT_PATH = /^\/objects\/([^/]+)$/;
+
+export interface StorageContext extends ServeContext {
+  store: SandboxStore;
+  now: () => number;
+}
+
+/** The signature binds method, path, expiry and the values of the headers the upload must carry. */
+function sign(secret: string, method: string, path: string, expires: string, batchId: string): string {
+  const headerLines = Object.entries(uploadHeaders(batchId)).map(([name, value]) => `${name.toLowerCase()}:${value}`);
+  return createHmac('sha256', secret)
+    .update([method, path, expires, ...headerLines].join('\n'))
+    .digest('hex');
+}
+
+export function signedUploadUrl(storageUrl: string, secret: string, batchId: string, expiresAtSeconds: number): string {
+  const path = `/objects/${batchId}`;
+  const expires = String(expiresAtSeconds);
+  return `${storageUrl}${path}?expires=${expires}&signature=${sign(secret, 'PUT', path, expires, batchId)}`;
+}
+
+function xmlError(status: number, code: string, message: string, requestId: string): Reply {
+  const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  const xml =
+    '<?xml version="1.0" encoding="UTF-8"?>\n' +
+    `<Error><Code>${code}</Code><Message>${escape(message)}</Message><RequestId>${requestId}</RequestId></Error>`;
+  return { status, headers: { 'content-type': 'application/xml' }, body: Buffer.from(xml) };
+}
+
+function signatureMatches(secret: string, url: URL, batchId: string): boolean {
+  const expires = url.searchParams.get('expires') ?? '';
+  const given = Buffer.from(url.searchParams.get('signature') ?? '', 'utf8');
+  const expected = Buffer.from(sign(secret, 'PUT', url.pathname, expires, batchId), 'utf8');
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+export function createStorageServer(context: StorageContext): http.Server {
+  return http.createServer({ highWaterMark: STREAM_HIGH_WATER_MARK }, (req, res) => {
+    const url = new URL(req.url ?? '/', 'http://storage');
+    const batchId = OBJECT_PATH.exec(url.pathname)?.[1];
+    const isUpload = batchId !== undefined && req.method === 'PUT';
+    void serveRoute(context, 'storage', isUpload ? 'upload' : 'unknown', req, res, async (exchange) => {
+      const { requestId } = exchange;
+      if (batchId === undefined) return xmlError(404, 'NoSuchKey', 'The specified key does not exist.', requestId);
+      if (!isUpload) {
+        const reply = xmlError(405, 'MethodNotAllowed', `${req.method} is not allowed on an object; use PUT.`, requestId);
+        reply.headers.allow = 'PUT';
+        return reply;
+      }
+      if (!hasContentLength(exchange)) {
+        return xmlError(411, 'MissingContentLength', 'You must provide the Content-Length HTTP header.', requestId);
+      }
+      if (!signatureMatches(context.store.signingSecret, url, batchId)) {
+        return xmlError(403, 'SignatureDoesNotMatch', 'The request signature we calculated does not match the signature you provided.', requestId);
+      }
+      if (Number(url.searchParams.get('expires')) < context.now() / 1000) {
+        return xmlError(403, 'AccessDenied', 'Request has expired', requestId);
+      }
+      const wrongHeader = wrongUploadHeader(exchange, batchId);
+      if (wrongHeader !== null) {
+        return xmlError(403, 'SignatureDoesNotMatch', `The signed header ${wrongHeader} is missing or has another value.`, requestId);
+      }
+      const batch = context.store.batch(batchId);
+      if (!batch) return xmlError(404, 'NoSuchUpload', `batch ${batchId} does not exist`, requestId);
+      const notAwaiting = () => xmlError(409, 'InvalidObjectState', `batch ${batchId} is already ${context.store.batch(batchId)?.status}`, requestId);
+      if (batch.status !== 'awaiting_upload') return notAwaiting();
+
+      const outcome = await receiveUpload(exchange, context.store, batchId);
+      switch (outcome.kind) {
+        case 'gone':
+          return null;
+        case 'incomplete':
+          return xmlError(400, 'IncompleteBody', `received ${outcome.bytes} bytes, Content-Length said ${outcome.expected}`, requestId);
+        case 'not_awaiting':
+          return notAwaiting();
+        case 'stored':
+          return { status: 200, headers: { etag: `"${outcome.sha256}"` }, body: Buffer.alloc(0) };
+      }
+    });
+  });
+}

@@ -1,0 +1,201 @@
+// The sandbox's state: sources, batches and uploaded objects. No HTTP here.
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { BatchStatus, Product, Schema, ScrubReport } from '../api/types.js';
+
+export interface SourceRecord {
+  id: string;
+  name: string;
+  description?: string;
+  created_at: string;
+}
+
+export interface UploadRecord {
+  bytes: number;
+  sha256: string;
+}
+
+export interface BatchRecord {
+  id: string;
+  source_id: string;
+  product: Product;
+  period: string;
+  record_count: number;
+  schema: Schema;
+  report: ScrubReport;
+  status: BatchStatus;
+  created_at: string;
+  /** The X-Service-Client header of the create. */
+  client: string | null;
+  key_id: string;
+  idempotency_key: string | null;
+  upload: UploadRecord | null;
+  /** Headers the last successful upload carried, lower-cased. */
+  upload_headers: Record<string, string> | null;
+}
+
+export type NewBatch = Pick<
+  BatchRecord,
+  'source_id' | 'product' | 'period' | 'record_count' | 'schema' | 'report' | 'client' | 'key_id' | 'idempotency_key'
+>;
+
+interface State {
+  /** Kept with the state so that signed upload URLs stay valid across a restart with the same data dir. */
+  signing_secret: string;
+  sources: SourceRecord[];
+  batches: BatchRecord[];
+}
+
+const STATE_FILE = 'state.json';
+const PARTIAL_SUFFIX = '.part';
+
+export class SandboxStore {
+  private readonly state: State;
+  private readonly objectsDir: string;
+
+  /** `persist`: save the state to `dir/state.json` after each change and load it here; else it lives in memory. */
+  constructor(
+    private readonly dir: string,
+    private readonly persist: boolean,
+    private readonly now: () => number,
+  ) {
+    this.objectsDir = path.join(dir, 'objects');
+    fs.mkdirSync(this.objectsDir, { recursive: true });
+    this.state = (persist && loadState(path.join(dir, STATE_FILE))) || {
+      signing_secret: randomBytes(32).toString('hex'),
+      sources: [],
+      batches: [],
+    };
+    // Uploads cut off by a crash leave partial files behind; nothing refers to them.
+    for (const name of fs.readdirSync(this.objectsDir)) {
+      if (name.endsWith(PARTIAL_SUFFIX)) fs.rmSync(path.join(this.objectsDir, name), { force: true });
+    }
+    this.save();
+  }
+
+  get signingSecret(): string {
+    return this.state.signing_secret;
+  }
+
+  sources(): SourceRecord[] {
+    return structuredClone(this.state.sources);
+  }
+
+  source(id: string): SourceRecord | undefined {
+    const found = this.state.sources.find((source) => source.id === id);
+    return found && structuredClone(found);
+  }
+
+  createSource(input: { name: string; description?: string }): SourceRecord {
+    const source: SourceRecord = { id: `src_${randomBytes(8).toString('hex')}`, name: input.name, created_at: this.timestamp() };
+    if (input.description !== undefined) source.description = input.description;
+    this.state.sources.push(source);
+    this.save();
+    return structuredClone(source);
+  }
+
+  /** All batches in creation order. */
+  batches(): BatchRecord[] {
+    return structuredClone(this.state.batches);
+  }
+
+  batch(id: string): BatchRecord | undefined {
+    const found = this.findBatch(id);
+    return found && structuredClone(found);
+  }
+
+  findByIdempotencyKey(keyId: string, idempotencyKey: string): BatchRecord | undefined {
+    const found = this.state.batches.find((batch) => batch.key_id === keyId && batch.idempotency_key === idempotencyKey);
+    return found && structuredClone(found);
+  }
+
+  createBatch(input: NewBatch): BatchRecord {
+    const batch: BatchRecord = {
+      id: `bat_${randomBytes(8).toString('hex')}`,
+      ...structuredClone(input),
+      status: 'awaiting_upload',
+      created_at: this.timestamp(),
+      upload: null,
+      upload_headers: null,
+    };
+    this.state.batches.push(batch);
+    this.save();
+    return structuredClone(batch);
+  }
+
+  /** Throws when the batch does not exist. */
+  setStatus(id: string, status: BatchStatus): void {
+    const batch = this.findBatch(id);
+    if (!batch) throw new Error(`no batch ${id}`);
+    batch.status = status;
+    this.save();
+  }
+
+  /** Where a fresh upload for the batch is written before it is recorded. */
+  newUploadTempPath(id: string): string {
+    return path.join(this.objectsDir, `${id}.${randomBytes(6).toString('hex')}${PARTIAL_SUFFIX}`);
+  }
+
+  /**
+   * Moves a fully received upload into place, replacing any earlier one. Returns false (and leaves the
+   * file alone) when the batch is gone or no longer awaiting an upload.
+   */
+  recordUpload(id: string, tempPath: string, upload: UploadRecord, headers: Record<string, string>): boolean {
+    const batch = this.findBatch(id);
+    if (!batch || batch.status !== 'awaiting_upload') return false;
+    fs.renameSync(tempPath, this.objectPath(id));
+    batch.upload = { ...upload };
+    batch.upload_headers = { ...headers };
+    this.save();
+    return true;
+  }
+
+  uploadPath(id: string): string | null {
+    return this.findBatch(id)?.upload ? this.objectPath(id) : null;
+  }
+
+  uploadedBytes(id: string): Buffer | null {
+    const file = this.uploadPath(id);
+    return file === null ? null : fs.readFileSync(file);
+  }
+
+  uploadedSha256(id: string): string | null {
+    return this.findBatch(id)?.upload?.sha256 ?? null;
+  }
+
+  private findBatch(id: string): BatchRecord | undefined {
+    return this.state.batches.find((batch) => batch.id === id);
+  }
+
+  private objectPath(id: string): string {
+    return path.join(this.objectsDir, id);
+  }
+
+  private timestamp(): string {
+    return new Date(this.now()).toISOString();
+  }
+
+  private save(): void {
+    if (!this.persist) return;
+    const file = path.join(this.dir, STATE_FILE);
+    const temp = `${file}.${process.pid}.tmp`;
+    fs.writeFileSync(temp, JSON.stringify(this.state, null, 2));
+    fs.renameSync(temp, file);
+  }
+}
+
+function loadState(file: string): State | undefined {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  const state = JSON.parse(text) as State;
+  if (typeof state.signing_secret !== 'string' || !Array.isArray(state.sources) || !Array.isArray(state.batches)) {
+    throw new Error(`${file} is not a sandbox state file`);
+  }
+  return state;
+}
