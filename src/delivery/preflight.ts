@@ -1,16 +1,12 @@
 // Pre-flight: everything about a delivery folder that can be checked before anything is created on the
-// server. One pass over the data file hashes the bytes that will be uploaded, inflates, counts and checks
-// the records. Every failure is a UsageError (exit 2) naming the file.
+// server: the period, the folder, report.json, schema.json and the product, then one pass over the data file
+// (scan.ts). Every failure is a UsageError (exit 2) naming the file.
 
-import { createHash, randomUUID, type Hash } from 'node:crypto';
-import { createReadStream, createWriteStream, promises as fs, type Stats } from 'node:fs';
+import { promises as fs, type Stats } from 'node:fs';
 import path from 'node:path';
-import { Transform, Writable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { constants as zlibConstants, createGunzip, createGzip } from 'node:zlib';
 import { UsageError } from '../errors.js';
 import { PRODUCTS, type Product, type Schema, type ScrubReport } from '../api/types.js';
-import { JsonLinesChecker } from './jsonl.js';
+import { scanDataFile, type UploadFile } from './scan.js';
 
 export interface PreflightOptions {
   dir: string;
@@ -26,14 +22,7 @@ export interface PreflightOptions {
   signal?: AbortSignal;
 }
 
-/** The file whose exact bytes are uploaded, and what it was when checked. */
-export interface UploadFile {
-  path: string;
-  size: number;
-  mtimeMs: number;
-  /** A gzipped copy bds made of a plain .jsonl; removed when the command ends. */
-  temporary: boolean;
-}
+export type { UploadFile };
 
 export interface DeliveryPlan {
   dir: string;
@@ -49,8 +38,6 @@ export interface DeliveryPlan {
   sha256: string;
   warnings: string[];
 }
-
-const READ_CHUNK = 1 << 20;
 
 export async function preflight(options: PreflightOptions): Promise<DeliveryPlan> {
   const warnings: string[] = [];
@@ -187,115 +174,4 @@ function findDataFile(dir: string, entries: string[]): string {
     throw new UsageError(`more than one data file in ${dir}: ${found.join(', ')}`, { hint: 'choose one with --file' });
   }
   return path.join(dir, found[0]!);
-}
-
-/** Passes chunks through unchanged while feeding them to a hash and counting them. */
-function tap(hash: Hash, counter: { bytes: number }): Transform {
-  return new Transform({
-    highWaterMark: READ_CHUNK,
-    transform(chunk: Buffer, _encoding, callback) {
-      hash.update(chunk);
-      counter.bytes += chunk.length;
-      callback(null, chunk);
-    },
-  });
-}
-
-function checker(lines: JsonLinesChecker): Writable {
-  return new Writable({
-    highWaterMark: READ_CHUNK,
-    write(chunk: Buffer, _encoding, callback) {
-      try {
-        lines.push(chunk);
-        callback();
-      } catch (error) {
-        callback(error as Error);
-      }
-    },
-  });
-}
-
-async function scanDataFile(
-  file: string,
-  tmpDir: string,
-  signal: AbortSignal | undefined,
-): Promise<{ upload: UploadFile; recordCount: number; sha256: string }> {
-  const name = path.basename(file);
-  let stat: Stats;
-  try {
-    stat = await fs.stat(file);
-  } catch {
-    throw new UsageError(`no such data file: ${file}`);
-  }
-  if (!stat.isFile()) throw new UsageError(`not a file: ${file}`);
-  const gzipped = file.endsWith('.gz');
-  if (!gzipped && !file.endsWith('.jsonl')) {
-    throw new UsageError(`${file}: a data file ends in .jsonl.gz (gzipped JSON Lines) or .jsonl`);
-  }
-
-  const hash = createHash('sha256');
-  const uploaded = { bytes: 0 };
-  const lines = new JsonLinesChecker(name);
-  const input = createReadStream(file, { highWaterMark: READ_CHUNK });
-  const options = signal ? { signal } : {};
-  let upload: UploadFile;
-  try {
-    if (gzipped) {
-      await pipeline(input, tap(hash, uploaded), createGunzip({ chunkSize: READ_CHUNK }), checker(lines), options);
-      upload = { path: file, size: stat.size, mtimeMs: stat.mtimeMs, temporary: false };
-    } else {
-      await fs.mkdir(tmpDir, { recursive: true });
-      const copy = path.join(tmpDir, `bds-${randomUUID()}-${name}.gz`);
-      try {
-        await pipeline(
-          input,
-          new Transform({
-            highWaterMark: READ_CHUNK,
-            transform(chunk: Buffer, _encoding, callback) {
-              try {
-                lines.push(chunk);
-                callback(null, chunk);
-              } catch (error) {
-                callback(error as Error);
-              }
-            },
-          }),
-          // Fixed level and no file name or time in the header: the same .jsonl always gives the same bytes,
-          // so a re-run finds its own delivery record.
-          createGzip({ level: zlibConstants.Z_DEFAULT_COMPRESSION, chunkSize: READ_CHUNK }),
-          tap(hash, uploaded),
-          createWriteStream(copy, { mode: 0o600 }),
-          options,
-        );
-      } catch (error) {
-        await fs.rm(copy, { force: true });
-        throw error;
-      }
-      const copied = await fs.stat(copy);
-      upload = { path: copy, size: copied.size, mtimeMs: copied.mtimeMs, temporary: true };
-    }
-    lines.end();
-  } catch (error) {
-    throw asInputError(error, file);
-  }
-  if (lines.records === 0) throw new UsageError(`${file}: no records (the file holds no non-empty line)`);
-  return { upload, recordCount: lines.records, sha256: hash.digest('hex') };
-}
-
-function asInputError(error: unknown, file: string): Error {
-  if (error instanceof UsageError) return error;
-  if ((error as { name?: string }).name === 'AbortError') return (error as { cause?: Error }).cause ?? (error as Error);
-  const code = (error as { code?: string }).code;
-  if (code === 'Z_BUF_ERROR' || /unexpected end of file/i.test(String((error as Error).message))) {
-    return new UsageError(`${file}: the gzip data ends early (the file is truncated)`);
-  }
-  if (code === 'Z_DATA_ERROR') {
-    const message = (error as Error).message;
-    return new UsageError(
-      /header check/i.test(message) ? `${file}: not a gzip file` : `${file}: corrupt gzip data (${message})`,
-      { hint: /header check/i.test(message) ? 'a plain JSON Lines file should be named *.jsonl' : undefined },
-    );
-  }
-  if (code === 'EACCES' || code === 'EISDIR') return new UsageError(`${file}: cannot read it (${code})`);
-  return error as Error;
 }

@@ -1,0 +1,217 @@
+// Test helpers: the sandbox on 127.0.0.1, the CLI run in process through main(argv, context) or spawned as
+// a user would, and delivery folders made by code.
+
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { afterAll, afterEach } from 'vitest';
+import type { Context, OutputStream } from '../src/context.js';
+import type { HttpTuning } from '../src/api/http.js';
+import { main } from '../src/main.js';
+import { startSandbox, type Sandbox, type SandboxOptions } from '../src/sandbox/index.js';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const BIN = path.join(ROOT, 'bin', 'bds.js');
+
+/** Timeouts and backoff short enough for tests; attempts as in production. */
+export const FAST_HTTP: Partial<HttpTuning> = {
+  connectTimeoutMs: 2_000,
+  headersTimeoutMs: 1_000,
+  idleTimeoutMs: 1_000,
+  baseDelayMs: 10,
+  maxDelayMs: 50,
+  maxRetryAfterMs: 200,
+};
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+});
+afterAll(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+});
+
+/** A sandbox closed after the current test. */
+export async function sandbox(options: SandboxOptions = {}): Promise<Sandbox> {
+  const box = await startSandbox(options);
+  cleanups.push(() => box.close());
+  return box;
+}
+
+export function tempDir(prefix = 'bds-test-'): string {
+  return mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+export class CapturedStream implements OutputStream {
+  text = '';
+  isTTY: boolean;
+  columns: number;
+  constructor(tty = false, columns = 100) {
+    this.isTTY = tty;
+    this.columns = tty ? columns : 0;
+  }
+  write(chunk: string): boolean {
+    this.text += chunk;
+    return true;
+  }
+}
+
+export interface RunOptions {
+  env?: Record<string, string | undefined>;
+  cwd?: string;
+  home?: string;
+  tty?: boolean;
+  stdoutTty?: boolean;
+  signal?: AbortSignal;
+  http?: Partial<HttpTuning>;
+  now?: () => Date;
+  /** Delays asked of sleep(), in ms (sleep itself returns at once). */
+  sleeps?: number[];
+  pid?: number;
+  isProcessAlive?: (pid: number) => boolean;
+}
+
+export interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+  /** stdout parsed as JSON (for --json runs). */
+  json: () => any;
+}
+
+/** A fresh, isolated HOME/state per call unless given; returns the exit code and what was printed. */
+export async function run(argv: string[], options: RunOptions = {}): Promise<RunResult> {
+  const home = options.home ?? tempDir('bds-home-');
+  const stdout = new CapturedStream(options.stdoutTty ?? options.tty ?? false);
+  const stderr = new CapturedStream(options.tty ?? false);
+  const ctx: Context = {
+    env: { HOME: home, XDG_STATE_HOME: path.join(home, '.local', 'state'), ...options.env },
+    cwd: options.cwd ?? home,
+    homedir: home,
+    hostname: 'test-host',
+    pid: options.pid ?? process.pid,
+    stdout,
+    stderr,
+    signal: options.signal ?? new AbortController().signal,
+    now: options.now ?? (() => new Date()),
+    sleep: async (ms) => {
+      options.sleeps?.push(ms);
+    },
+    random: () => 0.5,
+    isProcessAlive: options.isProcessAlive ?? (() => false),
+    http: { ...FAST_HTTP, ...options.http },
+  };
+  const code = await main(argv, ctx);
+  return { code, stdout: stdout.text, stderr: stderr.text, json: () => JSON.parse(stdout.text) };
+}
+
+/** Environment for a CLI pointed at a sandbox with its test key and a fresh source. */
+export function sandboxEnv(box: Sandbox, extra: Record<string, string> = {}): Record<string, string> {
+  return { BDS_BASE_URL: box.baseUrl, BDS_API_KEY: box.keys.test, ...extra };
+}
+
+export function newSource(box: Sandbox, name = 'test source'): string {
+  return box.store.createSource({ name }).id;
+}
+
+export interface SpawnResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** bin/bds.js as a user runs it, with exactly the environment given (plus PATH). */
+export function spawnCli(
+  argv: string[],
+  options: { env?: Record<string, string>; cwd?: string; onSpawn?: (child: import('node:child_process').ChildProcess) => void } = {},
+): Promise<SpawnResult> {
+  return new Promise((resolve, reject) => {
+    const home = options.env?.HOME ?? tempDir('bds-home-');
+    const child = spawn(process.execPath, [BIN, ...argv], {
+      cwd: options.cwd ?? home,
+      env: { PATH: process.env.PATH ?? '', HOME: home, ...options.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+    options.onSpawn?.(child);
+  });
+}
+
+export interface FolderOptions {
+  product?: 'records' | 'episodes' | 'environment';
+  records?: number;
+  /** Raw lines of the data file; overrides `records`. */
+  lines?: string[];
+  /** Write a plain .jsonl instead of .jsonl.gz. */
+  plain?: boolean;
+  dataName?: string;
+  schema?: unknown;
+  report?: unknown;
+  /** Raw bytes for the data file (a corrupt gzip, say). */
+  dataBytes?: Buffer;
+}
+
+export interface Folder {
+  dir: string;
+  dataFile: string;
+  /** The bytes that must reach the server. */
+  uploaded: Buffer;
+  sha256: string;
+  records: number;
+}
+
+export const RECORDS_SCHEMA = {
+  format: 'jsonl',
+  objects: {
+    orders: [
+      { name: 'order_id', role: 'identifier', kind: 'string', transform: 'keyed hash' },
+      { name: 'amount', role: 'measure', kind: 'number' },
+    ],
+  },
+};
+export const EPISODES_SCHEMA = {
+  format: 'episodes/v1',
+  steps: [{ name: 't', role: 'timestamp', kind: 'integer' }],
+};
+export const REPORT = { tool: 'scrubkit 3.4.1', files: [{ path: 'records.jsonl.gz' }], totals: { rows_out: 3 } };
+
+/** A delivery folder as the scrubber writes it. */
+export function makeFolder(options: FolderOptions = {}): Folder {
+  const dir = tempDir('bds-folder-');
+  const product = options.product ?? 'records';
+  const schema =
+    options.schema ?? (product === 'episodes' ? EPISODES_SCHEMA : product === 'environment' ? { sensors: ['t'] } : RECORDS_SCHEMA);
+  if (schema !== null) writeFileSync(path.join(dir, 'schema.json'), JSON.stringify(schema, null, 2));
+  if (options.report !== null) writeFileSync(path.join(dir, 'report.json'), JSON.stringify(options.report ?? REPORT, null, 2));
+  const count = options.records ?? 3;
+  const lines = options.lines ?? Array.from({ length: count }, (_, i) => JSON.stringify({ _object: 'orders', order_id: `o${i}`, amount: i }));
+  const text = Buffer.from(lines.map((l) => `${l}\n`).join(''));
+  const name = options.dataName ?? (options.plain ? `${product}.jsonl` : `${product}.jsonl.gz`);
+  const bytes = options.dataBytes ?? (options.plain ? text : gzipSync(text));
+  const dataFile = path.join(dir, name);
+  mkdirSync(path.dirname(dataFile), { recursive: true });
+  writeFileSync(dataFile, bytes);
+  const uploaded = options.plain ? gzipSync(text) : bytes;
+  return {
+    dir,
+    dataFile,
+    uploaded,
+    sha256: createHash('sha256').update(uploaded).digest('hex'),
+    records: lines.filter((l) => l.trim() !== '').length,
+  };
+}
+
+/** How many requests of a route the sandbox has seen. */
+export function count(box: Sandbox, route: string): number {
+  return box.requests.filter((r) => r.route === route).length;
+}

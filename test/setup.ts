@@ -1,0 +1,13 @@
+// Runs before every test file: a private HOME and XDG folders, so that no developer's real config file,
+// key or delivery record is ever read (cosmiconfig reads the global config folder from process.env).
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+const home = mkdtempSync(path.join(os.tmpdir(), 'bds-test-home-'));
+process.env.HOME = home;
+process.env.XDG_CONFIG_HOME = path.join(home, '.config');
+process.env.XDG_STATE_HOME = path.join(home, '.local', 'state');
+for (const name of ['BDS_API_KEY', 'BDS_API_KEY_FILE', 'BDS_BASE_URL', 'BDS_SOURCE_ID', 'BDS_PROFILE', 'BDS_CONFIG']) {
+  delete process.env[name];
+}
