@@ -1,0 +1,54 @@
+// bin/bds.js as a user runs it: a real process, real stdout/stderr pipes, real exit codes.
+import os from 'node:os';
+import { describe, expect, it } from 'vitest';
+import { VERSION } from '../src/version.js';
+import { makeFolder, newSource, sandbox, sandboxEnv, spawnCli } from './helpers.js';
+
+describe('bin/bds.js', () => {
+  it('--version and --help', async () => {
+    const version = await spawnCli(['--version']);
+    expect(version.code).toBe(0);
+    expect(version.stdout.trim()).toBe(VERSION);
+    const help = await spawnCli(['--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('deliver');
+    expect(help.stdout).toContain('Exit codes');
+  });
+
+  it('delivers, with X-Service-Client naming this machine, and prints JSON', async () => {
+    const box = await sandbox();
+    const source = newSource(box);
+    const folder = makeFolder({ records: 12 });
+    const res = await spawnCli(['deliver', folder.dir, '--period', '2024-05', '--source', source, '--json'], {
+      env: sandboxEnv(box),
+    });
+    expect(res.code, res.stderr).toBe(0);
+    expect(JSON.parse(res.stdout)).toMatchObject({ record_count: 12, sha256: folder.sha256, skipped: false });
+    const [batch] = box.store.batches();
+    expect(batch!.status).toBe('received');
+    expect(batch!.client).toBe(`bds-cli/${VERSION} ${os.hostname()}`);
+    expect(box.store.uploadedBytes(batch!.id)!.equals(folder.uploaded)).toBe(true);
+    // Not a terminal: plain timestamped lines, no ANSI codes.
+    expect(res.stderr).not.toMatch(/\u001b\[/);
+    expect(res.stderr).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ creating/m);
+  });
+
+  it('exits 2 on bad input and 3 without a key, creating nothing', async () => {
+    const box = await sandbox();
+    const source = newSource(box);
+    const folder = makeFolder({ lines: ['{"a":1}', '[1,2]'] });
+    const bad = await spawnCli(['deliver', folder.dir, '--period', '2024-05', '--source', source], { env: sandboxEnv(box) });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/^bds: .*line 2 is not a JSON object$/m);
+    const noKey = await spawnCli(['whoami'], { env: { BDS_BASE_URL: box.baseUrl } });
+    expect(noKey.code).toBe(3);
+    expect(noKey.stderr).toMatch(/BDS_API_KEY/);
+    expect(box.store.batches()).toHaveLength(0);
+  });
+
+  it('exits 2 on an unknown command', async () => {
+    const res = await spawnCli(['nope']);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toMatch(/^bds: unknown command 'nope'/m);
+  });
+});
