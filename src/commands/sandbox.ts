@@ -21,9 +21,16 @@ export async function runSandbox(session: Session, options: SandboxCommandOption
     storagePort: port === 0 ? 0 : port + 1,
     ...(options.dataDir ? { dataDir: path.resolve(ctx.cwd, options.dataDir) } : {}),
   });
+  // A source to deliver to at once; with --data-dir, the one kept from an earlier run.
+  const source = sandbox.store.sources()[0] ?? sandbox.store.createSource({ name: 'sandbox demo' });
   try {
     io.result(
-      { baseUrl: sandbox.baseUrl, storageUrl: sandbox.storageUrl, keys: { live: sandbox.keys.live, test: sandbox.keys.test } },
+      {
+        baseUrl: sandbox.baseUrl,
+        storageUrl: sandbox.storageUrl,
+        keys: { live: sandbox.keys.live, test: sandbox.keys.test },
+        sourceId: source.id,
+      },
       () =>
         [
           `bds sandbox is listening on ${sandbox.baseUrl} (storage host ${sandbox.storageUrl})`,
@@ -33,9 +40,10 @@ export async function runSandbox(session: Session, options: SandboxCommandOption
           `  live  ${sandbox.keys.live}`,
           `  test  ${sandbox.keys.test}`,
           '',
-          'Try it in another terminal:',
-          `  export BDS_BASE_URL=${sandbox.baseUrl} BDS_API_KEY=${sandbox.keys.test}`,
-          '  export BDS_SOURCE_ID=$(bds register-source --name demo --json | node -e "process.stdin.on(\'data\',d=>console.log(JSON.parse(d).id))")',
+          `Source: ${source.id}`,
+          '',
+          'Try it in another terminal (examples/ is in the bds repository):',
+          `  export BDS_BASE_URL=${sandbox.baseUrl} BDS_API_KEY=${sandbox.keys.test} BDS_SOURCE_ID=${source.id}`,
           '  bds deliver examples/records-2024-05 --period 2024-05',
           '',
           'Stop it with Ctrl-C.',
