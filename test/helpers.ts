@@ -190,7 +190,7 @@ export function makeFolder(options: FolderOptions = {}): Folder {
   const dir = tempDir('bds-folder-');
   const product = options.product ?? 'records';
   const schema =
-    options.schema ?? (product === 'episodes' ? EPISODES_SCHEMA : product === 'environment' ? { sensors: ['t'] } : RECORDS_SCHEMA);
+    options.schema !== undefined ? options.schema : (product === 'episodes' ? EPISODES_SCHEMA : product === 'environment' ? { sensors: ['t'] } : RECORDS_SCHEMA);
   if (schema !== null) writeFileSync(path.join(dir, 'schema.json'), JSON.stringify(schema, null, 2));
   if (options.report !== null) writeFileSync(path.join(dir, 'report.json'), JSON.stringify(options.report ?? REPORT, null, 2));
   const count = options.records ?? 3;

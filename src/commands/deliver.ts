@@ -6,7 +6,7 @@ import os from 'node:os';
 import type { BatchListEntry, BatchRef } from '../api/types.js';
 import type { DeliveryEvent } from '../delivery/delivery.js';
 import type { DeliveryPlan } from '../delivery/preflight.js';
-import { formatBytes, formatDuration } from '../output/format.js';
+import { formatBytes, formatDuration, formatRate } from '../output/format.js';
 import type { Session } from './session.js';
 
 export interface DeliverOptions {
@@ -73,7 +73,7 @@ export async function deliver(session: Session, dir: string, options: DeliverOpt
       newIdempotencyKey: () => session.newIdempotencyKey(),
       now: ctx.now,
     });
-    delivery.on('event', (event: DeliveryEvent) => showEvent(session, event));
+    delivery.on('event', eventPrinter(session));
 
     if (options.dryRun) {
       const outcome = await delivery.check();
@@ -98,12 +98,25 @@ export async function deliver(session: Session, dir: string, options: DeliverOpt
   }
 }
 
-function showEvent(session: Session, event: DeliveryEvent): void {
-  const { io } = session;
-  if (event.type === 'progress') io.progress(event.sent, event.total);
-  else if (event.type === 'notice') io.notice(event.message);
-  else if (event.state === 'done') io.done();
-  else io.step(event.detail);
+/** Turns the delivery's events into output; the upload step closes with its size, time and rate. */
+function eventPrinter(session: Session): (event: DeliveryEvent) => void {
+  const { io, ctx } = session;
+  let upload: { started: number; total: number } | undefined;
+  return (event) => {
+    if (event.type === 'progress') {
+      upload ??= { started: ctx.now().getTime(), total: event.total };
+      io.progress(event.sent, event.total);
+      return;
+    }
+    if (event.type === 'notice') return io.notice(event.message);
+    if (upload && event.state !== 'uploading') {
+      const ms = ctx.now().getTime() - upload.started;
+      io.done(`uploaded ${formatBytes(upload.total)} in ${formatDuration(ms)}${ms > 0 ? ` (${formatRate(upload.total, ms)})` : ''}`);
+      upload = undefined;
+    }
+    if (event.state === 'done') io.done();
+    else io.step(event.detail);
+  };
 }
 
 export function printDelivery(session: Session, result: DeliverResult): void {

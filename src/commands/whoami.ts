@@ -14,7 +14,9 @@ export interface WhoamiResult {
 export async function whoami(session: Session): Promise<WhoamiResult> {
   const { api, key, baseUrl, settings } = await session.connect();
   const me = await api.me();
-  return { me, baseUrl: baseUrl.toString(), keySource: key.from, profile: settings.profile?.value, keyPrefixMode: key.mode };
+  // URL.toString() adds a slash to a bare origin; show the base URL as users write it.
+  const shown = baseUrl.toString().replace(/\/$/, '');
+  return { me, baseUrl: shown, keySource: key.from, profile: settings.profile?.value, keyPrefixMode: key.mode };
 }
 
 export function printWhoami(session: Session, result: WhoamiResult): void {

@@ -1,6 +1,7 @@
 // The one place that decides how bds talks: terminal or not, colour or not, spinners and bars or plain
 // timestamped lines, JSON or text. stdout carries results; stderr carries progress, notices and errors.
 
+import readline from 'node:readline';
 import { Chalk, type ChalkInstance } from 'chalk';
 import type { Ora } from 'ora';
 import type { Env, OutputStream } from '../context.js';
@@ -56,14 +57,15 @@ export class IO {
       stderr.isTTY === true &&
       (stderr.columns ?? 0) > 0 &&
       env.TERM !== 'dumb' &&
-      !env.CI &&
+      !inCi(env) &&
       !flags.json &&
       !flags.quiet;
   }
 
   /** A value that must never be printed (the API key): every write replaces it, as a last line of defence. */
   addSecret(secret: string): void {
-    if (secret.length >= 8) this.secrets.push(secret);
+    // Short values (a bare "svc_live_") would garble ordinary text and reveal nothing.
+    if (secret.length >= 16) this.secrets.push(secret);
   }
 
   /** Loads the spinner library, only when it will be used. */
@@ -71,7 +73,7 @@ export class IO {
     if (!this.interactive || this.spinner) return;
     const { default: ora } = await import('ora');
     this.spinner = ora({
-      stream: this.options.stderr as NodeJS.WritableStream,
+      stream: this.spinnerStream(),
       isEnabled: true,
       // Raw mode on stdin would swallow Ctrl-C's default behaviour and keep the process alive.
       discardStdin: false,
@@ -169,6 +171,28 @@ export class IO {
     }
   }
 
+  /**
+   * The stream ora draws on. ora moves the cursor with tty.WriteStream's methods, which an OutputStream need
+   * not have; its writes pass the secret filter too. Never "full", so that ora never waits for a 'drain'.
+   */
+  private spinnerStream(): NodeJS.WritableStream {
+    const stderr = this.options.stderr;
+    const target = stderr as NodeJS.WritableStream;
+    return {
+      isTTY: true,
+      get columns() {
+        return stderr.columns;
+      },
+      write: (chunk: string) => {
+        this.write(stderr, chunk);
+        return true;
+      },
+      cursorTo: (x: number) => readline.cursorTo(target, x),
+      moveCursor: (dx: number, dy: number) => readline.moveCursor(target, dx, dy),
+      clearLine: (direction: -1 | 0 | 1) => readline.clearLine(target, direction),
+    } as unknown as NodeJS.WritableStream;
+  }
+
   private write(stream: OutputStream, text: string): void {
     let safe = text;
     for (const secret of this.secrets) safe = safe.split(secret).join(`${secret.slice(0, 9)}…(redacted)`);
@@ -179,6 +203,11 @@ export class IO {
     const prefix = this.interactive ? '' : `${timestamp(this.options.now())} `;
     this.write(this.options.stderr, `${prefix}${text}\n`);
   }
+}
+
+/** CI consoles get plain lines even when they claim a terminal; CI=false or CI=0 says this is not CI. */
+function inCi(env: Env): boolean {
+  return env.CI !== undefined && !['', '0', 'false'].includes(env.CI.toLowerCase());
 }
 
 /** GitHub's workflow-command escaping for the message part. */

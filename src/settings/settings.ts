@@ -156,7 +156,15 @@ function pick<T>(...candidates: Array<[T | undefined, string]>): Sourced<T> | un
 }
 
 function configValues(file: ConfigFile | undefined, profile: string | undefined): { values: ConfigValues; from: string } {
-  if (!file) return { values: {}, from: 'config file' };
+  if (!file) {
+    // A named profile with nothing to take it from is as unknown as one missing from the file.
+    if (profile !== undefined) {
+      throw new UsageError(`no profile "${profile}": no config file was found`, {
+        hint: 'put it under "profiles" in .bdsrc.json or ~/.config/bds/config.json, or name the file with --config',
+      });
+    }
+    return { values: {}, from: 'config file' };
+  }
   if (profile === undefined) return { values: file.values, from: `config file ${file.path}` };
   const values = file.profiles[profile];
   if (!values) {

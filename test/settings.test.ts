@@ -1,0 +1,384 @@
+// Settings: flags over environment over the config file; key files; finding, naming and refusing config files;
+// profiles; the warning for a config file that others can read.
+
+import { chmodSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Sandbox } from '../src/sandbox/index.js';
+import { makeFolder, newSource, run, sandbox, tempDir, type RunResult } from './helpers.js';
+
+/** A value that fails the base URL check at once (exit 2), so that using it by mistake shows. */
+const WRONG_URL = 'http://wrong.example.com';
+
+function writeConfig(file: string, content: unknown, mode = 0o600): string {
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, typeof content === 'string' ? content : JSON.stringify(content));
+  chmodSync(file, mode);
+  return file;
+}
+
+/** The value of a `Name:   value` line of whoami's text output. */
+function field(res: RunResult, name: string): string | undefined {
+  return res.stdout.split('\n').find((line) => line.startsWith(`${name}:`))?.slice(name.length + 1).trim();
+}
+
+function expectUsageError(res: RunResult, ...parts: string[]): void {
+  expect(res.code, res.stderr).toBe(2);
+  const errors = res.stderr.split('\n').filter((line) => line.startsWith('bds:'));
+  expect(errors, res.stderr).toHaveLength(1);
+  for (const part of parts) expect(errors[0]).toContain(part);
+}
+
+// cosmiconfig reads the user's config folder from process.env; test/setup.ts points it at a private folder.
+const globalDir = path.join(process.env.XDG_CONFIG_HOME!, 'bds');
+afterEach(() => rmSync(globalDir, { recursive: true, force: true }));
+
+describe('precedence', () => {
+  it('base URL: --base-url, then BDS_BASE_URL, then the config file', async () => {
+    const box = await sandbox();
+    const home = tempDir();
+    const key = { BDS_API_KEY: box.keys.live };
+
+    writeConfig(path.join(home, '.bdsrc.json'), { baseUrl: WRONG_URL });
+    const flag = await run(['whoami', '--base-url', box.baseUrl], { home, env: { ...key, BDS_BASE_URL: WRONG_URL } });
+    expect(flag.code, flag.stderr).toBe(0);
+    expect(field(flag, 'Base URL')).toBe(box.baseUrl);
+
+    const env = await run(['whoami'], { home, env: { ...key, BDS_BASE_URL: box.baseUrl } });
+    expect(env.code, env.stderr).toBe(0);
+    expect(field(env, 'Base URL')).toBe(box.baseUrl);
+
+    writeConfig(path.join(home, '.bdsrc.json'), { baseUrl: box.baseUrl });
+    const file = await run(['whoami'], { home, env: key });
+    expect(file.code, file.stderr).toBe(0);
+    expect(field(file, 'Base URL')).toBe(box.baseUrl);
+
+    // Where a refused value came from is named.
+    expectUsageError(await run(['whoami'], { home, env: { ...key, BDS_BASE_URL: WRONG_URL } }), 'BDS_BASE_URL');
+    writeConfig(path.join(home, '.bdsrc.json'), { baseUrl: WRONG_URL });
+    expectUsageError(await run(['whoami'], { home, env: key }), `config file ${path.join(home, '.bdsrc.json')}`);
+  });
+
+  it('source: --source, then BDS_SOURCE_ID, then the config file', async () => {
+    const box = await sandbox();
+    const [fromFlag, fromEnv, fromFile] = [newSource(box), newSource(box), newSource(box)];
+    const home = tempDir();
+    writeConfig(path.join(home, '.bdsrc.json'), { baseUrl: box.baseUrl, apiKey: box.keys.live, sourceId: fromFile });
+    const { dir } = makeFolder();
+    const dryRun = (extra: string[], env: Record<string, string> = {}) =>
+      run(['deliver', dir, '--period', '2024-05', '--dry-run', '--json', ...extra], { home, env });
+
+    expect((await dryRun(['--source', fromFlag], { BDS_SOURCE_ID: fromEnv })).json().source_id).toBe(fromFlag);
+    expect((await dryRun([], { BDS_SOURCE_ID: fromEnv })).json().source_id).toBe(fromEnv);
+    expect((await dryRun([])).json().source_id).toBe(fromFile);
+    expect(box.store.batches()).toHaveLength(0);
+  });
+
+  it('key: BDS_API_KEY, then BDS_API_KEY_FILE, then apiKey, then apiKeyFile in the config file', async () => {
+    const box = await sandbox();
+    const home = tempDir();
+    const keyFile = writeConfig(path.join(tempDir(), 'key'), `${box.keys.live}\n`);
+    const configKeyFile = writeConfig(path.join(home, 'secrets', 'bds.key'), `  ${box.keys.test}\n`);
+    const config = path.join(home, '.bdsrc.json');
+    const env = { BDS_BASE_URL: box.baseUrl };
+
+    writeConfig(config, { apiKey: 'svc_live_from_config_file_0', apiKeyFile: 'secrets/bds.key' });
+    const fromEnv = await run(['whoami'], { home, env: { ...env, BDS_API_KEY: box.keys.test, BDS_API_KEY_FILE: keyFile } });
+    expect(field(fromEnv, 'Key from')).toBe('BDS_API_KEY');
+
+    const fromKeyFile = await run(['whoami'], { home, env: { ...env, BDS_API_KEY_FILE: keyFile } });
+    expect(fromKeyFile.code, fromKeyFile.stderr).toBe(0);
+    expect(field(fromKeyFile, 'Key from')).toBe(`key file ${keyFile} (BDS_API_KEY_FILE)`);
+    expect(field(fromKeyFile, 'Key')).toBe('key_live_sandbox (live mode)');
+
+    const fromConfig = await run(['whoami'], { home, env });
+    expect(fromConfig.code).toBe(3); // that key is well formed but unknown: it was the one used
+    writeConfig(config, { apiKey: box.keys.live, apiKeyFile: 'secrets/bds.key' });
+    expect(field(await run(['whoami'], { home, env }), 'Key from')).toBe(`config file ${config}`);
+
+    // apiKeyFile is relative to the config file's folder.
+    writeConfig(config, { apiKeyFile: 'secrets/bds.key' });
+    const fromConfigKeyFile = await run(['whoami'], { home, env });
+    expect(fromConfigKeyFile.code, fromConfigKeyFile.stderr).toBe(0);
+    expect(field(fromConfigKeyFile, 'Key')).toBe('key_test_sandbox (test mode)');
+    expect(field(fromConfigKeyFile, 'Key from')).toBe(`key file ${configKeyFile} (apiKeyFile in config file ${config})`);
+  });
+});
+
+describe('BDS_API_KEY_FILE', () => {
+  it('is trimmed of its trailing newline', async () => {
+    const box = await sandbox();
+    const keyFile = writeConfig(path.join(tempDir(), 'key'), `${box.keys.test}\r\n\n`);
+    const res = await run(['whoami', '--json'], { env: { BDS_BASE_URL: box.baseUrl, BDS_API_KEY_FILE: keyFile } });
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.json().keySource).toBe(`key file ${keyFile} (BDS_API_KEY_FILE)`);
+    expect(box.requests[0]!.headers.authorization).toBe(`Bearer ${box.keys.test}`);
+  });
+
+  it('that is missing or empty exits 3 naming it', async () => {
+    const box = await sandbox();
+    const missing = path.join(tempDir(), 'no-such-key');
+    const res = await run(['whoami'], { env: { BDS_BASE_URL: box.baseUrl, BDS_API_KEY_FILE: missing } });
+    expect(res.code, res.stderr).toBe(3);
+    expect(res.stderr).toMatch(new RegExp(`^bds: cannot read the key file ${missing} \\(BDS_API_KEY_FILE\\): no such file`, 'm'));
+
+    const empty = writeConfig(path.join(tempDir(), 'key'), '\n');
+    const blank = await run(['whoami'], { env: { BDS_BASE_URL: box.baseUrl, BDS_API_KEY_FILE: empty } });
+    expect(blank.code, blank.stderr).toBe(3);
+    expect(blank.stderr).toContain(`the key file ${empty} (BDS_API_KEY_FILE) is empty`);
+    expect(box.requests).toHaveLength(0);
+  });
+
+  it('that others can read gets a warning', async () => {
+    const box = await sandbox();
+    const keyFile = writeConfig(path.join(tempDir(), 'key'), box.keys.live, 0o644);
+    const res = await run(['whoami'], { env: { BDS_BASE_URL: box.baseUrl, BDS_API_KEY_FILE: keyFile } });
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stderr).toContain(`warning: the key file ${keyFile} can be read by other users; fix with: chmod 600 ${keyFile}`);
+  });
+});
+
+describe('finding the config file', () => {
+  async function whoamiFrom(box: Sandbox, home: string, cwd = home): Promise<RunResult> {
+    const res = await run(['whoami', '--json'], { home, cwd, env: { BDS_BASE_URL: box.baseUrl } });
+    expect(res.code, res.stderr).toBe(0);
+    return res;
+  }
+
+  it('.bdsrc.json in the working folder', async () => {
+    const box = await sandbox();
+    const home = tempDir();
+    const file = writeConfig(path.join(home, '.bdsrc.json'), { apiKey: box.keys.live });
+    expect((await whoamiFrom(box, home)).json().keySource).toBe(`config file ${file}`);
+  });
+
+  it('.bdsrc.json in a parent folder, up to HOME', async () => {
+    const box = await sandbox();
+    const home = tempDir();
+    const cwd = path.join(home, 'projects', 'orders');
+    mkdirSync(cwd, { recursive: true });
+    const file = writeConfig(path.join(home, 'projects', '.bdsrc.json'), { apiKey: box.keys.live });
+    expect((await whoamiFrom(box, home, cwd)).json().keySource).toBe(`config file ${file}`);
+  });
+
+  it('.bdsrc.yaml', async () => {
+    const box = await sandbox();
+    const home = tempDir();
+    const file = writeConfig(path.join(home, '.bdsrc.yaml'), `# bds settings\napiKey: ${box.keys.live}\n`);
+    expect((await whoamiFrom(box, home)).json().keySource).toBe(`config file ${file}`);
+  });
+
+  it('the bds key of package.json', async () => {
+    const box = await sandbox();
+    const home = tempDir();
+    const file = writeConfig(path.join(home, 'package.json'), { name: 'pipeline', bds: { apiKey: box.keys.live } });
+    expect((await whoamiFrom(box, home)).json().keySource).toBe(`config file ${file}`);
+  });
+
+  it('the user config folder, $XDG_CONFIG_HOME/bds/config.json', async () => {
+    const box = await sandbox();
+    const file = writeConfig(path.join(globalDir, 'config.json'), { apiKey: box.keys.live });
+    expect((await whoamiFrom(box, tempDir())).json().keySource).toBe(`config file ${file}`);
+  });
+
+  it('the nearest file wins over the user config folder', async () => {
+    const box = await sandbox();
+    writeConfig(path.join(globalDir, 'config.json'), { apiKey: 'svc_live_global_0000000000' });
+    const home = tempDir();
+    const file = writeConfig(path.join(home, '.bdsrc.json'), { apiKey: box.keys.live });
+    expect((await whoamiFrom(box, home)).json().keySource).toBe(`config file ${file}`);
+  });
+});
+
+describe('naming the config file', () => {
+  it('--config and BDS_CONFIG name one file and disable the search', async () => {
+    const box = await sandbox();
+    const home = tempDir();
+    writeConfig(path.join(home, '.bdsrc.json'), { apiKey: 'svc_live_not_this_one_00000' });
+    const named = writeConfig(path.join(tempDir(), 'bds.yaml'), `apiKey: ${box.keys.live}\nbaseUrl: ${box.baseUrl}\n`);
+
+    const flag = await run(['whoami', '--json', '--config', named], { home, env: { BDS_CONFIG: path.join(home, '.bdsrc.json') } });
+    expect(flag.code, flag.stderr).toBe(0);
+    expect(flag.json().keySource).toBe(`config file ${named}`);
+
+    const env = await run(['whoami', '--json'], { home, env: { BDS_CONFIG: named } });
+    expect(env.code, env.stderr).toBe(0);
+    expect(env.json().keySource).toBe(`config file ${named}`);
+  });
+
+  it('a relative --config is relative to the working folder', async () => {
+    const box = await sandbox();
+    const home = tempDir();
+    const named = writeConfig(path.join(home, 'conf', 'bds.json'), { apiKey: box.keys.live, baseUrl: box.baseUrl });
+    const res = await run(['whoami', '--json', '--config', 'conf/bds.json'], { home });
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.json().keySource).toBe(`config file ${named}`);
+  });
+
+  it('that is missing is a usage error naming it', async () => {
+    const missing = path.join(tempDir(), 'absent.json');
+    expectUsageError(await run(['whoami', '--config', missing]), missing, 'no such file');
+    expectUsageError(await run(['whoami'], { env: { BDS_CONFIG: missing } }), missing);
+  });
+
+  it('that does not parse is a usage error naming it, without echoing its content', async () => {
+    const secret = 'svc_live_leaked_secret_9f8e7d6c';
+    const broken = [
+      ['broken.json', `{\n  "baseUrl": "https://bds.example.com",\n  "apiKey": "${secret}"\n  "sourceId": "src_1"\n}\n`],
+      ['broken.yaml', `baseUrl: https://bds.example.com\napiKey: "${secret}\nprofiles: [\n`],
+      ['.bdsrc', `apiKey: ${secret}\n  - : [\n`],
+    ];
+    for (const [name, text] of broken) {
+      const home = tempDir();
+      const file = writeConfig(path.join(home, name!), text!);
+      for (const res of [await run(['whoami', '--config', file], { home }), await run(['whoami'], { home, env: { BDS_CONFIG: file } })]) {
+        expectUsageError(res, file, 'not valid JSON or YAML');
+        expect(`${res.stdout}${res.stderr}`).not.toContain('leaked_secret');
+      }
+    }
+    // Found by the search, too.
+    const home = tempDir();
+    const file = writeConfig(path.join(home, '.bdsrc.json'), broken[0]![1]!);
+    const found = await run(['whoami'], { home });
+    expectUsageError(found, file, 'not valid JSON or YAML');
+    expect(found.stderr).not.toContain('leaked_secret');
+  });
+
+  it('that holds no object of settings is a usage error', async () => {
+    const home = tempDir();
+    const file = writeConfig(path.join(home, '.bdsrc.json'), ['svc_live_x']);
+    expectUsageError(await run(['whoami'], { home }), file, 'must hold an object');
+    writeConfig(file, { baseUrl: 8787 });
+    expectUsageError(await run(['whoami'], { home }), file, 'baseUrl must be a string');
+  });
+});
+
+describe('a config file that runs code', () => {
+  const code = (marker: string) => `require('node:fs').writeFileSync(${JSON.stringify(marker)}, 'ran');\nmodule.exports = {};\n`;
+
+  it('named with --config is refused', async () => {
+    const dir = tempDir();
+    const marker = path.join(dir, 'ran');
+    for (const name of ['bds.config.js', 'bds.config.cjs', 'bds.config.mjs', 'bds.config.ts']) {
+      const file = writeConfig(path.join(dir, name), code(marker));
+      const res = await run(['whoami', '--config', file]);
+      expectUsageError(res, file, 'JSON or YAML only');
+    }
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it('in the user config folder is refused', async () => {
+    const marker = path.join(tempDir(), 'ran');
+    const file = writeConfig(path.join(globalDir, 'config.js'), code(marker));
+    expectUsageError(await run(['whoami']), file, 'JSON or YAML only');
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it('in the working folder is not loaded', async () => {
+    const box = await sandbox();
+    const home = tempDir();
+    const marker = path.join(home, 'ran');
+    writeConfig(path.join(home, '.bdsrc.js'), code(marker));
+    writeConfig(path.join(home, 'bds.config.js'), code(marker));
+    const res = await run(['whoami'], { home, env: { BDS_BASE_URL: box.baseUrl, BDS_API_KEY: box.keys.live } });
+    expect(res.code, res.stderr).toBe(0);
+    expect(existsSync(marker)).toBe(false);
+  });
+});
+
+describe('profiles', () => {
+  async function withProfiles(box: Sandbox): Promise<{ home: string; file: string }> {
+    const home = tempDir();
+    const file = writeConfig(path.join(home, '.bdsrc.json'), {
+      baseUrl: box.baseUrl,
+      profile: 'staging',
+      profiles: {
+        staging: { apiKey: box.keys.test },
+        production: { apiKey: box.keys.live },
+        broken: { apiKey: box.keys.live, baseUrl: WRONG_URL },
+      },
+    });
+    return { home, file };
+  }
+
+  it('the file names the default one; its settings sit over the top level', async () => {
+    const box = await sandbox();
+    const { home, file } = await withProfiles(box);
+    const res = await run(['whoami'], { home });
+    expect(res.code, res.stderr).toBe(0);
+    expect(field(res, 'Profile')).toBe('staging');
+    expect(field(res, 'Key')).toBe('key_test_sandbox (test mode)');
+    expect(field(res, 'Key from')).toBe(`config file ${file} (profile: staging)`);
+    // A profile's baseUrl replaces the top-level one, and a refusal names the profile.
+    expectUsageError(await run(['whoami', '--profile', 'broken'], { home }), `config file ${file} (profile: broken)`, 'http://');
+  });
+
+  it('--profile and BDS_PROFILE choose one, the flag first', async () => {
+    const box = await sandbox();
+    const { home, file } = await withProfiles(box);
+    const env = await run(['whoami', '--json'], { home, env: { BDS_PROFILE: 'production' } });
+    expect(env.code, env.stderr).toBe(0);
+    expect(env.json()).toMatchObject({
+      key: { mode: 'live' },
+      profile: 'production',
+      keySource: `config file ${file} (profile: production)`,
+    });
+    const flag = await run(['whoami', '--json', '--profile', 'staging'], { home, env: { BDS_PROFILE: 'production' } });
+    expect(flag.json()).toMatchObject({ key: { mode: 'test' }, profile: 'staging' });
+  });
+
+  it('an unknown one is a usage error listing the known ones', async () => {
+    const box = await sandbox();
+    const { home, file } = await withProfiles(box);
+    for (const res of [await run(['whoami', '--profile', 'prod'], { home }), await run(['whoami'], { home, env: { BDS_PROFILE: 'prod' } })]) {
+      expectUsageError(res, 'no profile "prod"', file);
+      expect(res.stderr).toContain('hint: its profiles: staging, production, broken');
+    }
+    expect(box.requests).toHaveLength(0);
+  });
+
+  it('one named without any config file is a usage error', async () => {
+    const box = await sandbox();
+    const res = await run(['whoami', '--profile', 'production'], { env: { BDS_BASE_URL: box.baseUrl, BDS_API_KEY: box.keys.live } });
+    expectUsageError(res, 'no profile "production"', 'no config file');
+  });
+
+  it('none in use: no Profile line, profile null', async () => {
+    const box = await sandbox();
+    const home = tempDir();
+    const file = writeConfig(path.join(home, '.bdsrc.json'), { baseUrl: box.baseUrl, apiKey: box.keys.live, profiles: { x: {} } });
+    const text = await run(['whoami'], { home });
+    expect(field(text, 'Profile')).toBeUndefined();
+    expect(field(text, 'Key from')).toBe(`config file ${file}`);
+    expect((await run(['whoami', '--json'], { home })).json().profile).toBeNull();
+  });
+});
+
+describe('a config file holding a key', () => {
+  it('that others can read gets a warning naming it and chmod 600', async () => {
+    const box = await sandbox();
+    const home = tempDir();
+    const file = writeConfig(path.join(home, '.bdsrc.json'), { baseUrl: box.baseUrl, apiKey: box.keys.live }, 0o644);
+    const res = await run(['whoami'], { home });
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stderr).toContain(`warning: the config file ${file} holds an API key and other users can read it; fix with: chmod 600 ${file}`);
+
+    // A key in a profile counts too.
+    writeConfig(file, { baseUrl: box.baseUrl, profile: 'p', profiles: { p: { apiKey: box.keys.live } } }, 0o640);
+    expect((await run(['whoami'], { home })).stderr).toContain(`chmod 600 ${file}`);
+  });
+
+  it('at 0600, or without a key, gets none', async () => {
+    const box = await sandbox();
+    const home = tempDir();
+    const file = writeConfig(path.join(home, '.bdsrc.json'), { baseUrl: box.baseUrl, apiKey: box.keys.live }, 0o600);
+    const res = await run(['whoami'], { home });
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stderr).toBe('');
+
+    writeConfig(file, { baseUrl: box.baseUrl }, 0o644);
+    const keyless = await run(['whoami'], { home, env: { BDS_API_KEY: box.keys.live } });
+    expect(keyless.code, keyless.stderr).toBe(0);
+    expect(keyless.stderr).toBe('');
+  });
+});
