@@ -83,21 +83,8 @@ export function buildProgram(ctx: Context, runner: Runner): Command {
       outputError: (text, write) => write(`${text.replace(/^error: /, 'bds: ').trimEnd()}\nhint: see bds --help\n`),
     });
 
-  const command = (name: string, description: string): Command => {
-    const sub = program
-      .command(name)
-      .description(description)
-      .helpOption('-h, --help', 'show help')
-      .option('--json', 'print the result as one JSON document on stdout')
-      .option('-q, --quiet', 'only warnings, errors and the result')
-      .option('-v, --verbose', 'log each HTTP request (secrets redacted) and stack traces')
-      .option('--no-color', 'no colours (also NO_COLOR)')
-      .option('--base-url <url>', 'base URL of the API (BDS_BASE_URL)')
-      .option('--config <path>', 'use this config file instead of searching (BDS_CONFIG)')
-      .option('--profile <name>', 'use this profile of the config file (BDS_PROFILE)');
-    sub.exitOverride();
-    return sub;
-  };
+  const command = (name: string, description: string): Command =>
+    program.command(name).description(description).helpOption('-h, --help', 'show help').exitOverride();
 
   command('whoami', 'show the organization, key and settings in use').action(async (options: CommonOptions) =>
     runner(options, async (session) => {
@@ -167,5 +154,16 @@ export function buildProgram(ctx: Context, runner: Runner): Command {
       }),
     );
 
+  // Added last, so that each command's help lists its own options first.
+  for (const sub of program.commands) {
+    sub
+      .option('--json', 'print the result as one JSON document on stdout')
+      .option('-q, --quiet', 'only warnings, errors and the result')
+      .option('-v, --verbose', 'log each HTTP request (secrets redacted) and stack traces')
+      .option('--no-color', 'no colours (also NO_COLOR)')
+      .option('--base-url <url>', 'base URL of the API (BDS_BASE_URL)')
+      .option('--config <path>', 'use this config file instead of searching (BDS_CONFIG)')
+      .option('--profile <name>', 'use this profile of the config file (BDS_PROFILE)');
+  }
   return program;
 }
