@@ -5,6 +5,7 @@ import { Command, CommanderError, Option } from 'commander';
 import type { Context } from './context.js';
 import { BdsError, EXIT } from './errors.js';
 import { Session, type CommonOptions } from './commands/session.js';
+import { escapeAnnotation } from './output/io.js';
 import { VERSION } from './version.js';
 
 const HELP_FOOTER = `
@@ -17,6 +18,9 @@ Settings (highest first: flags, environment, config file):
   BDS_CONFIG          config file to use instead of searching (--config)
   HTTPS_PROXY, HTTP_PROXY, NO_PROXY   proxies; NODE_EXTRA_CA_CERTS for a corporate CA
   NO_COLOR            no colours; XDG_STATE_HOME holds delivery records (~/.local/state/bds)
+  CI                  plain timestamped lines even on a terminal
+  GITHUB_ACTIONS      on GitHub Actions: an ::error:: annotation for a failure, and deliver's
+                      summary appended to GITHUB_STEP_SUMMARY
 
 Exit codes:
   0  success, including "already delivered" and --dry-run
@@ -80,7 +84,11 @@ export function buildProgram(ctx: Context, runner: Runner): Command {
       writeOut: (text) => ctx.stdout.write(text),
       writeErr: (text) => ctx.stderr.write(text),
       // commander's "error: ..." becomes bds's one-line form, with a pointer to help.
-      outputError: (text, write) => write(`${text.replace(/^error: /, 'bds: ').trimEnd()}\nhint: see bds --help\n`),
+      outputError: (text, write) => {
+        const message = text.replace(/^error: /, '').trimEnd();
+        write(`bds: ${message}\nhint: see bds --help\n`);
+        if (ctx.env.GITHUB_ACTIONS === 'true') write(`::error title=bds::${escapeAnnotation(message)}\n`);
+      },
     });
 
   const command = (name: string, description: string): Command =>

@@ -141,7 +141,7 @@ export class HttpClient {
     }
     return this.withRetries(info, this.tuning.maxAttempts, this.tuning.maxTotalMs, async (signal) => {
       const res = await this.send(info, url, { method, headers, body, signal });
-      const text = await readCapped(res.body, Number.POSITIVE_INFINITY);
+      const text = await this.readBody(info, res, Number.POSITIVE_INFINITY, signal);
       const requestId = header(res.headers, REQUEST_ID_HEADER);
       const answered: RequestInfo = { ...info, status: res.statusCode, ...(requestId ? { requestId } : {}) };
       if (res.statusCode >= 200 && res.statusCode < 300) {
@@ -195,7 +195,7 @@ export class HttpClient {
           signal: AbortSignal.any([signal, idle.signal]),
         });
         clearTimeout(timer);
-        const text = await readCapped(res.body, MAX_ERROR_BODY);
+        const text = await this.readBody(info, res, MAX_ERROR_BODY, signal);
         if (res.statusCode >= 200 && res.statusCode < 300) return;
         const requestId = header(res.headers, REQUEST_ID_HEADER) ?? header(res.headers, 'x-amz-request-id');
         throw this.failure({ ...info, status: res.statusCode, ...(requestId ? { requestId } : {}) }, res.headers, text);
@@ -240,19 +240,29 @@ export class HttpClient {
     }
   }
 
+  /** Reads an answer's body: a reset or a stall there is a transport failure like one before the headers. */
+  private async readBody(info: RequestInfo, res: Dispatcher.ResponseData, cap: number, signal: AbortSignal): Promise<string> {
+    try {
+      return await readCapped(res.body, cap);
+    } catch (error) {
+      this.log(`${info.method} ${info.url} → ${res.statusCode}, then ${describeTransportError(error)}`);
+      throw this.transportFailure(info, error, signal);
+    }
+  }
+
   private transportFailure(info: RequestInfo, error: unknown, signal: AbortSignal): Error {
     if (this.options.signal.aborted) return this.options.signal.reason as Error;
     const reason = signal.aborted ? signal.reason : error;
     // An error raised by the body stream itself (the file vanished, bds's own checks) is not the network's.
     if (reason instanceof BdsError) return reason;
     const code = errorCodeOf(reason);
-    const proxy = proxyFailure(reason, this.options.env);
+    const proxy = proxyFailure(reason, this.options.env, info.url);
     const failure = new NetworkError(
-      `${info.method} ${info.url} failed: ${proxy ?? describeTransportError(reason)}`,
+      `${info.method} ${info.url} failed: ${proxy?.message ?? describeTransportError(reason)}`,
       info,
-      { cause: reason },
+      { cause: reason, ...(proxy ? { hint: proxy.hint } : {}) },
     );
-    if (proxy) return failure;
+    if (proxy) return RETRY_STATUSES.has(proxy.status) ? new Retryable(failure) : failure;
     return code !== undefined && RETRY_NETWORK_CODES.has(code) ? new Retryable(failure) : failure;
   }
 
@@ -321,18 +331,20 @@ export class HttpClient {
 const HOP_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive']);
 
 function proxyAgent(env: HttpClientOptions['env'], tuning: HttpTuning): Dispatcher {
-  // Lower case wins, as with curl; the default dispatcher would ignore proxies altogether.
-  const pick = (name: string): string | undefined => env[name.toLowerCase()] || env[name.toUpperCase()] || undefined;
-  const httpProxy = pick('http_proxy');
-  const httpsProxy = pick('https_proxy') ?? httpProxy;
+  // Always pass all three: undici falls back to process.env for a missing one, and bds reads only its context.
   return new EnvHttpProxyAgent({
-    ...(httpProxy ? { httpProxy } : {}),
-    ...(httpsProxy ? { httpsProxy } : {}),
-    noProxy: pick('no_proxy') ?? '',
+    ...proxySettings(env),
     connect: { timeout: tuning.connectTimeoutMs },
     headersTimeout: tuning.headersTimeoutMs,
     bodyTimeout: tuning.idleTimeoutMs,
   });
+}
+
+/** The proxy variables, lower case first as with curl; '' for none. */
+function proxySettings(env: HttpClientOptions['env']): { httpProxy: string; httpsProxy: string; noProxy: string } {
+  const pick = (name: string): string => env[name] || env[name.toUpperCase()] || '';
+  const httpProxy = pick('http_proxy');
+  return { httpProxy, httpsProxy: pick('https_proxy') || httpProxy, noProxy: pick('no_proxy') };
 }
 
 function header(headers: Dispatcher.ResponseData['headers'], name: string): string | undefined {
@@ -404,11 +416,31 @@ function describeTransportError(error: unknown): string {
   return code ? `${message} (${code})` : message;
 }
 
-/** A proxy that refused the tunnel: name it (without credentials) so the user knows where to look. */
-function proxyFailure(error: unknown, env: HttpClientOptions['env']): string | undefined {
-  const message = error instanceof Error ? error.message : '';
-  const match = /Proxy response \((\d+)\)/i.exec(message);
+/** A proxy that refused the tunnel: named (without credentials) so that the user knows where to look. */
+function proxyFailure(
+  error: unknown,
+  env: HttpClientOptions['env'],
+  target: string,
+): { message: string; hint: string; status: number } | undefined {
+  const match = /Proxy response \((\d+)\)/.exec(error instanceof Error ? error.message : '');
   if (!match) return undefined;
-  const proxy = env.https_proxy || env.HTTPS_PROXY || env.http_proxy || env.HTTP_PROXY || '';
-  return `the proxy ${proxy ? redactUrl(proxy) : ''} refused the connection with ${match[1]}`.replace('  ', ' ');
+  const status = Number(match[1]);
+  const { httpProxy, httpsProxy } = proxySettings(env);
+  const proxy = new URL(target).protocol === 'https:' ? httpsProxy : httpProxy;
+  const name = proxy ? `the proxy ${redactUrl(proxy)}` : 'the proxy';
+  if (status === 407) {
+    const hasCredentials = proxy !== '' && URL.canParse(proxy) && new URL(proxy).username !== '';
+    return {
+      status,
+      message: `${name} answered 407 Proxy Authentication Required`,
+      hint: hasCredentials
+        ? 'the proxy refused the user and password in HTTPS_PROXY/HTTP_PROXY; check them (special characters percent-encoded)'
+        : 'put the proxy user and password in HTTPS_PROXY/HTTP_PROXY: http://user:password@host:port',
+    };
+  }
+  return {
+    status,
+    message: `${name} answered ${status} instead of connecting`,
+    hint: 'the proxy could not or would not reach the host; check HTTPS_PROXY, HTTP_PROXY and NO_PROXY',
+  };
 }

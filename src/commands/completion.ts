@@ -3,25 +3,47 @@
 import type { Command } from 'commander';
 import { UsageError } from '../errors.js';
 
+const SHELLS = ['bash', 'zsh', 'fish'];
+
+interface OptionSpec {
+  names: string[];
+  description: string;
+  /** What follows the option: nothing, a file name (a `<path>` value), or anything else, which has no completion. */
+  value: 'none' | 'path' | 'text';
+  /** The value's name in the definition (`<YYYY-MM>` is YYYY-MM). */
+  placeholder: string;
+  choices: string[];
+}
+
 interface CommandSpec {
   name: string;
   description: string;
-  flags: Array<{ names: string[]; description: string; takesValue: boolean; choices: string[] }>;
+  options: OptionSpec[];
+  /** The first argument: a folder, one of a few words, or none. */
+  argument: 'directory' | string[] | undefined;
 }
 
 function specs(program: Command): CommandSpec[] {
-  return program.commands.map((command) => ({
-    name: command.name(),
-    description: command.description(),
-    flags: [...command.options, command.createHelp().visibleOptions(command).find((o) => o.long === '--help')]
-      .filter((o, i, all): o is NonNullable<typeof o> => o !== undefined && all.findIndex((x) => x?.flags === o.flags) === i)
-      .map((option) => ({
-        names: [option.short, option.long].filter((n): n is string => Boolean(n)),
-        description: option.description,
-        takesValue: option.required || option.optional,
-        choices: option.argChoices ?? [],
-      })),
-  }));
+  return program.commands.map((command) => {
+    const help = command.createHelp().visibleOptions(command).find((o) => o.long === '--help');
+    const options = help && !command.options.includes(help) ? [...command.options, help] : command.options;
+    const argument = command.registeredArguments[0]?.name();
+    return {
+      name: command.name(),
+      description: command.description(),
+      options: options.map((option) => {
+        const placeholder = /[<[]([^>\]]+)[>\]]/.exec(option.flags)?.[1] ?? '';
+        return {
+          names: [option.short, option.long].filter((n): n is string => Boolean(n)),
+          description: option.description,
+          value: !(option.required || option.optional) ? 'none' : placeholder === 'path' ? 'path' : 'text',
+          placeholder,
+          choices: option.argChoices ?? [],
+        };
+      }),
+      argument: argument === 'dir' ? 'directory' : argument === 'shell' ? SHELLS : undefined,
+    };
+  });
 }
 
 export function completionScript(program: Command, shell: string): string {
@@ -32,28 +54,34 @@ export function completionScript(program: Command, shell: string): string {
   throw new UsageError(`no completion for the shell "${shell}"`, { hint: 'choose bash, zsh or fish' });
 }
 
+/** Single quotes for bash, zsh and fish alike. */
 const quote = (text: string): string => `'${text.replace(/'/g, "'\\''")}'`;
 
 function bash(commands: CommandSpec[]): string {
   const cases = commands
     .map((c) => {
-      const valued = c.flags.filter((f) => f.takesValue);
-      const choiceCases = valued
-        .filter((f) => f.choices.length)
-        .map((f) => `        ${f.names.join('|')}) COMPREPLY=($(compgen -W ${quote(f.choices.join(' '))} -- "$cur")); return ;;`);
-      const fileCases = valued
-        .filter((f) => !f.choices.length)
-        .map((f) => `        ${f.names.join('|')}) COMPREPLY=($(compgen -f -- "$cur")); return ;;`);
+      const valued = c.options.filter((o) => o.value !== 'none');
+      const names = (options: OptionSpec[]): string => options.flatMap((o) => o.names).join('|');
+      const choices = valued
+        .filter((o) => o.choices.length)
+        .map((o) => `        ${names([o])}) COMPREPLY=($(compgen -W ${quote(o.choices.join(' '))} -- "$cur")); return ;;`);
+      const paths = valued.filter((o) => !o.choices.length && o.value === 'path');
+      const texts = valued.filter((o) => !o.choices.length && o.value === 'text');
+      const argument =
+        c.argument === 'directory'
+          ? 'COMPREPLY=($(compgen -d -- "$cur"))'
+          : c.argument
+            ? `COMPREPLY=($(compgen -W ${quote(c.argument.join(' '))} -- "$cur"))`
+            : 'COMPREPLY=()';
       return [
         `    ${c.name})`,
         '      case "$prev" in',
-        ...choiceCases,
-        ...fileCases,
+        ...choices,
+        ...(paths.length ? [`        ${names(paths)}) COMPREPLY=($(compgen -f -- "$cur")); return ;;`] : []),
+        ...(texts.length ? [`        ${names(texts)}) COMPREPLY=(); return ;;`] : []),
         '      esac',
-        `      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W ${quote(c.flags.flatMap((f) => f.names).join(' '))} -- "$cur"));`,
-        c.name === 'completion'
-          ? `      else COMPREPLY=($(compgen -W 'bash zsh fish' -- "$cur")); fi ;;`
-          : '      else COMPREPLY=($(compgen -d -- "$cur")); fi ;;',
+        `      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W ${quote(c.options.flatMap((o) => o.names).join(' '))} -- "$cur"))`,
+        `      else ${argument}; fi ;;`,
       ].join('\n');
     })
     .join('\n');
@@ -76,16 +104,29 @@ complete -o filenames -F _bds bds
 }
 
 function zsh(commands: CommandSpec[]): string {
-  const escape = (text: string): string => text.replace(/[[\]:']/g, (ch) => `\\${ch}`);
+  // _arguments reads [ ] and \ in an explanation as its own syntax.
+  const explain = (text: string): string => text.replace(/[[\]\\]/g, '\\$&');
+  const fn = (c: CommandSpec): string => `_bds_${c.name.replace(/-/g, '_')}`;
   const functions = commands
     .map((c) => {
-      const specsLines = c.flags.map((f) => {
-        const names = f.names.length > 1 ? `(${f.names.join(' ')})'{${f.names.join(',')}}'` : f.names[0]!;
-        const value = f.takesValue ? (f.choices.length ? `:value:(${f.choices.join(' ')})` : ':value:_files') : '';
-        return `    '${names}[${escape(f.description)}]${value}'`;
+      const lines = c.options.map((o) => {
+        const value =
+          o.value === 'none'
+            ? ''
+            : o.choices.length
+              ? `:${o.placeholder}:(${o.choices.join(' ')})`
+              : o.value === 'path'
+                ? `:${o.placeholder}:_files`
+                : `:${o.placeholder}: `;
+        const spec = quote(`[${explain(o.description)}]${value}`);
+        // Either name of a pair excludes the other: '(-q --quiet)'{-q,--quiet}'[...]'.
+        return o.names.length > 1
+          ? `    ${quote(`(${o.names.join(' ')})`)}{${o.names.join(',')}}${spec}`
+          : `    ${quote(o.names[0]!)}${spec}`;
       });
-      const positional = c.name === 'completion' ? "    '1:shell:(bash zsh fish)'" : c.name === 'deliver' ? "    '1:folder:_directories'" : '';
-      return [`_bds_${c.name.replace(/-/g, '_')}() {`, '  _arguments \\', [...specsLines, positional].filter(Boolean).join(' \\\n'), '}'].join('\n');
+      if (c.argument === 'directory') lines.push(`    ${quote('1:folder:_directories')}`);
+      else if (c.argument) lines.push(`    ${quote(`1:value:(${c.argument.join(' ')})`)}`);
+      return [`${fn(c)}() {`, '  _arguments \\', lines.join(' \\\n'), '}'].join('\n');
     })
     .join('\n\n');
   return `#compdef bds
@@ -96,7 +137,7 @@ ${functions}
 _bds() {
   local -a commands
   commands=(
-${commands.map((c) => `    '${c.name}:${escape(c.description)}'`).join('\n')}
+${commands.map((c) => `    ${quote(`${c.name}:${c.description}`)}`).join('\n')}
   )
   if (( CURRENT == 2 )); then
     _describe 'command' commands
@@ -106,7 +147,7 @@ ${commands.map((c) => `    '${c.name}:${escape(c.description)}'`).join('\n')}
   shift words
   (( CURRENT-- ))
   case "$cmd" in
-${commands.map((c) => `    ${c.name}) _bds_${c.name.replace(/-/g, '_')} ;;`).join('\n')}
+${commands.map((c) => `    ${c.name}) ${fn(c)} ;;`).join('\n')}
   esac
 }
 
@@ -118,24 +159,18 @@ function fish(commands: CommandSpec[]): string {
   const lines = [
     '# fish completion for bds; load with: bds completion fish | source',
     'complete -c bds -f',
-    ...commands.map(
-      (c) => `complete -c bds -n '__fish_use_subcommand' -a ${c.name} -d ${quote(c.description)}`,
-    ),
-    "complete -c bds -n '__fish_seen_subcommand_from completion' -a 'bash zsh fish'",
-    "complete -c bds -n '__fish_seen_subcommand_from deliver' -F",
+    ...commands.map((c) => `complete -c bds -n '__fish_use_subcommand' -a ${c.name} -d ${quote(c.description)}`),
   ];
   for (const c of commands) {
-    for (const f of c.flags) {
-      const long = f.names.find((n) => n.startsWith('--'))?.slice(2);
-      const short = f.names.find((n) => !n.startsWith('--'))?.slice(1);
-      const parts = [
-        `complete -c bds -n '__fish_seen_subcommand_from ${c.name}'`,
-        long ? `-l ${long}` : '',
-        short ? `-s ${short}` : '',
-        f.takesValue ? (f.choices.length ? `-x -a ${quote(f.choices.join(' '))}` : '-r -F') : '',
-        `-d ${quote(f.description)}`,
-      ];
-      lines.push(parts.filter(Boolean).join(' '));
+    const when = `complete -c bds -n '__fish_seen_subcommand_from ${c.name}'`;
+    if (c.argument === 'directory') lines.push(`${when} -x -a '(__fish_complete_directories)'`);
+    else if (c.argument) lines.push(`${when} -x -a ${quote(c.argument.join(' '))}`);
+    for (const o of c.options) {
+      const long = o.names.find((n) => n.startsWith('--'))?.slice(2);
+      const short = o.names.find((n) => !n.startsWith('--'))?.slice(1);
+      const value =
+        o.value === 'none' ? '' : o.choices.length ? `-x -a ${quote(o.choices.join(' '))}` : o.value === 'path' ? '-r -F' : '-x';
+      lines.push([when, long ? `-l ${long}` : '', short ? `-s ${short}` : '', value, `-d ${quote(o.description)}`].filter(Boolean).join(' '));
     }
   }
   return `${lines.join('\n')}\n`;

@@ -35,9 +35,10 @@ export async function deliver(session: Session, dir: string, options: DeliverOpt
   const { ctx, io } = session;
   const started = ctx.now().getTime();
   const settings = await session.settings();
-  const [{ requireSource }, { preflight }, { Delivery }, { RecordStore, stateDir }] = await Promise.all([
+  const [{ requireSource }, { checkFolder }, { scanDataFile }, { Delivery }, { RecordStore, stateDir }] = await Promise.all([
     import('../settings/settings.js'),
     import('../delivery/preflight.js'),
+    import('../delivery/scan.js'),
     import('../delivery/delivery.js'),
     import('../delivery/record.js'),
   ]);
@@ -47,7 +48,7 @@ export async function deliver(session: Session, dir: string, options: DeliverOpt
   await io.prepare();
 
   io.step(`checking ${dir}`);
-  const plan = await preflight({
+  const folder = await checkFolder({
     dir,
     period: options.period,
     product: options.product,
@@ -56,14 +57,31 @@ export async function deliver(session: Session, dir: string, options: DeliverOpt
     report: options.report,
     cwd: ctx.cwd,
     now: ctx.now(),
-    tmpDir: ctx.env.TMPDIR || os.tmpdir(),
-    signal: ctx.signal,
   });
+  const records = new RecordStore(stateDir(ctx.env, ctx.homedir));
+  // Taken before the long read of the data file, so that a second bds stops at once.
+  const unlock = options.dryRun
+    ? () => {}
+    : records.lock(
+        { baseUrl: api.baseUrl.toString(), sourceId, period: folder.period, product: folder.product },
+        { pid: ctx.pid, hostname: ctx.hostname, startedAt: ctx.now().toISOString() },
+        ctx.isProcessAlive,
+      );
   try {
+    const plan = { ...folder, ...(await scanDataFile(folder.dataFile, ctx.env.TMPDIR || os.tmpdir(), ctx.signal)) };
+    try {
+      return await deliverPlan(plan);
+    } finally {
+      if (plan.upload.temporary) await fs.rm(plan.upload.path, { force: true });
+    }
+  } finally {
+    unlock();
+  }
+
+  async function deliverPlan(plan: DeliveryPlan): Promise<DeliverResult> {
     io.done(`checked ${plan.dataFile}: ${plan.recordCount} records, ${formatBytes(plan.upload.size)}, sha256 ${plan.sha256}`);
     for (const warning of plan.warnings) io.warn(warning);
 
-    const records = new RecordStore(stateDir(ctx.env, ctx.homedir));
     const delivery = new Delivery({
       plan,
       sourceId,
@@ -81,20 +99,8 @@ export async function deliver(session: Session, dir: string, options: DeliverOpt
       io.done();
       return { plan, sourceId, dryRun: true, existing, skipped: false, resumed: false, elapsedMs: ctx.now().getTime() - started };
     }
-
-    const unlock = records.lock(
-      { baseUrl: api.baseUrl.toString(), sourceId, period: plan.period, product: plan.product },
-      { pid: ctx.pid, hostname: ctx.hostname, startedAt: ctx.now().toISOString() },
-      ctx.isProcessAlive,
-    );
-    try {
-      const result = await delivery.run();
-      return { plan, sourceId, dryRun: false, ...result, elapsedMs: ctx.now().getTime() - started };
-    } finally {
-      unlock();
-    }
-  } finally {
-    if (plan.upload.temporary) await fs.rm(plan.upload.path, { force: true });
+    const result = await delivery.run();
+    return { plan, sourceId, dryRun: false, ...result, elapsedMs: ctx.now().getTime() - started };
   }
 }
 

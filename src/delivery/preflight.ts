@@ -6,7 +6,7 @@ import { promises as fs, type Stats } from 'node:fs';
 import path from 'node:path';
 import { UsageError } from '../errors.js';
 import { PRODUCTS, type Product, type Schema, type ScrubReport } from '../api/types.js';
-import { scanDataFile, type UploadFile } from './scan.js';
+import type { ScanResult, UploadFile } from './scan.js';
 
 export interface PreflightOptions {
   dir: string;
@@ -17,29 +17,27 @@ export interface PreflightOptions {
   report?: string | undefined;
   cwd: string;
   now: Date;
-  /** Where a gzipped copy of a plain .jsonl file is written. */
-  tmpDir: string;
-  signal?: AbortSignal;
 }
 
-export type { UploadFile };
-
-export interface DeliveryPlan {
+/** What the quick checks establish: everything but the data file's contents. */
+export interface FolderCheck {
   dir: string;
   /** The data file as the user has it (.jsonl.gz or .jsonl). */
   dataFile: string;
-  upload: UploadFile;
   product: Product;
   period: string;
   schema: Schema;
   report: ScrubReport;
-  recordCount: number;
-  /** SHA-256 of the uploaded bytes, lowercase hex. */
-  sha256: string;
   warnings: string[];
 }
 
-export async function preflight(options: PreflightOptions): Promise<DeliveryPlan> {
+export type { UploadFile };
+
+/** A folder that passed the whole pre-flight: the checks, then one pass over the data file (scan.ts). */
+export type DeliveryPlan = FolderCheck & ScanResult;
+
+/** The quick part of the pre-flight: period, folder, report, schema, product and which file holds the data. */
+export async function checkFolder(options: PreflightOptions): Promise<FolderCheck> {
   const warnings: string[] = [];
   const period = checkPeriod(options.period, options.now, warnings);
   const dir = path.resolve(options.cwd, options.dir);
@@ -53,8 +51,7 @@ export async function preflight(options: PreflightOptions): Promise<DeliveryPlan
   checkSchema(product, schema, schemaPath);
 
   const dataFile = options.file ? path.resolve(options.cwd, options.file) : findDataFile(dir, entries);
-  const scanned = await scanDataFile(dataFile, options.tmpDir, options.signal);
-  return { dir, dataFile, product, period, schema: schema as Schema, report, warnings, ...scanned };
+  return { dir, dataFile, product, period, schema: schema as Schema, report, warnings };
 }
 
 export function checkPeriod(period: string | undefined, now: Date, warnings: string[]): string {

@@ -104,19 +104,19 @@ export class RecordStore {
           if (readOwner(file)?.pid === owner.pid) rmSync(file, { force: true });
         };
       } catch (error) {
-        if ((error as { code?: string }).code !== 'EEXIST' || attempt > 0) throw error;
+        if ((error as { code?: string }).code !== 'EEXIST') throw error;
       } finally {
         rmSync(temp, { force: true });
       }
       const holder = readOwner(file);
       // A pid means nothing on another machine (a shared home folder): such a lock is never taken over.
       const running = holder !== undefined && (holder.hostname !== owner.hostname || isAlive(holder.pid));
-      if (holder && holder.pid !== owner.pid && running) {
-        throw new LockedError(
-          `another bds process (pid ${holder.pid} on ${holder.hostname}, since ${holder.startedAt}) is delivering ` +
-            `${key.sourceId} ${key.period} ${key.product}`,
-          { hint: `wait for it to finish; if it is gone, remove ${file}` },
-        );
+      // After one take-over, whoever holds it now won the race for it.
+      if ((holder && holder.pid !== owner.pid && running) || attempt > 0) {
+        const who = holder ? `pid ${holder.pid} on ${holder.hostname}, since ${holder.startedAt}` : 'another process';
+        throw new LockedError(`another bds process (${who}) is delivering ${key.sourceId} ${key.period} ${key.product}`, {
+          hint: `wait for it to finish; if it is gone, remove ${file}`,
+        });
       }
       rmSync(file, { force: true });
     }

@@ -211,6 +211,6 @@ function inCi(env: Env): boolean {
 }
 
 /** GitHub's workflow-command escaping for the message part. */
-function escapeAnnotation(text: string): string {
+export function escapeAnnotation(text: string): string {
   return text.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
 }

@@ -1,0 +1,113 @@
+// bds completion bash|zsh|fish, and bds --help: both generated from the command definitions. Each script is
+// checked by its own shell when that shell is installed, and driven as the shell would drive it.
+
+import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { Context } from '../src/context.js';
+import { buildProgram } from '../src/main.js';
+import { run, tempDir } from './helpers.js';
+
+const program = buildProgram({} as Context, async () => {});
+const COMMANDS = program.commands.map((c) => c.name());
+const DELIVER_OPTIONS = program.commands.find((c) => c.name() === 'deliver')!.options.flatMap((o) => [o.short, o.long]);
+
+const installed = (shell: string): boolean => spawnSync(shell, ['--version'], { stdio: 'ignore' }).status === 0;
+
+/** The script for a shell, in a file, for the shell to read. */
+async function script(shell: string): Promise<{ text: string; file: string }> {
+  const res = await run(['completion', shell]);
+  expect(res.stderr).toBe('');
+  expect(res.code).toBe(0);
+  const file = path.join(tempDir(), `bds.${shell}`);
+  writeFileSync(file, res.stdout);
+  return { text: res.stdout, file };
+}
+
+function shellRun(shell: string, args: string[]): { status: number | null; stdout: string; stderr: string } {
+  const res = spawnSync(shell, args, { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: tempDir() }, timeout: 10_000 });
+  return { status: res.status, stdout: res.stdout, stderr: res.stderr };
+}
+
+describe('bds completion', () => {
+  it('knows the definitions it is generated from', () => {
+    expect(COMMANDS).toEqual(['whoami', 'register-source', 'deliver', 'list', 'sandbox', 'completion']);
+    expect(DELIVER_OPTIONS).toEqual(expect.arrayContaining(['--period', '--source', '--product', '--file', '--dry-run', '--force', '-q', '--quiet']));
+  });
+
+  for (const shell of ['bash', 'zsh', 'fish']) {
+    it(`${shell}: names every command and every option of deliver`, async () => {
+      const { text } = await script(shell);
+      for (const name of COMMANDS) expect(text).toMatch(new RegExp(`\\b${name}\\b`));
+      for (const flag of DELIVER_OPTIONS.filter(Boolean)) {
+        const word = shell === 'fish' ? (flag!.startsWith('--') ? `-l ${flag!.slice(2)}` : `-s ${flag!.slice(1)}`) : flag!;
+        expect(text).toContain(word);
+      }
+      for (const product of ['records', 'episodes', 'environment']) expect(text).toContain(product);
+    });
+  }
+
+  it('bash: valid syntax, and completes commands, options, choices and paths', async () => {
+    const { file } = await script('bash');
+    expect(shellRun('bash', ['-n', file]).stderr).toBe('');
+    const complete = (words: string[]): string[] => {
+      const line = `source ${file}; COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _bds; printf '%s\\n' "\${COMPREPLY[@]}"`;
+      const res = shellRun('bash', ['-c', line]);
+      expect(res.stderr).toBe('');
+      return res.stdout.split('\n').filter(Boolean);
+    };
+    expect(complete(['bds', 'de'])).toEqual(['deliver']);
+    expect(complete(['bds', 'deliver', '--dr'])).toEqual(['--dry-run']);
+    expect(complete(['bds', 'deliver', 'x', '--product', ''])).toEqual(['records', 'episodes', 'environment']);
+    expect(complete(['bds', 'list', '--status', 'a'])).toEqual(['awaiting_upload', 'accepted']);
+    expect(complete(['bds', 'completion', 'z'])).toEqual(['zsh']);
+    // A value that is not a path gets no file names.
+    expect(complete(['bds', 'deliver', '--period', ''])).toEqual([]);
+    expect(complete(['bds', 'deliver', '--file', path.dirname(file)])).toEqual([path.dirname(file)]);
+  });
+
+  it.skipIf(!installed('zsh'))('zsh: valid syntax, and registers _bds with compinit', async () => {
+    const { file } = await script('zsh');
+    expect(shellRun('zsh', ['-n', file]).stderr).toBe('');
+    const res = shellRun('zsh', ['-f', '-c', `autoload -U compinit; compinit -u -D; source ${file}; print -r -- $_comps[bds]`]);
+    expect(res.stderr).toBe('');
+    expect(res.stdout.trim()).toBe('_bds');
+  });
+
+  it.skipIf(!installed('fish'))('fish: valid syntax, and completes commands, options and choices', async () => {
+    const { file } = await script('fish');
+    expect(shellRun('fish', ['-n', file]).stderr).toBe('');
+    const complete = (line: string): string[] => {
+      const res = shellRun('fish', ['--no-config', '-c', `source ${file}; complete -C ${JSON.stringify(line)}`]);
+      expect(res.stderr).toBe('');
+      return res.stdout.split('\n').filter(Boolean).map((l) => l.split('\t')[0]!);
+    };
+    expect(complete('bds de')).toEqual(['deliver']);
+    expect(complete('bds deliver --dr')).toEqual(['--dry-run']);
+    expect(complete('bds deliver x --product ')).toEqual(['environment', 'episodes', 'records']);
+    expect(complete('bds list --source ')).toEqual([]);
+  });
+
+  it('refuses an unknown shell with exit 2', async () => {
+    const res = await run(['completion', 'powershell']);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toMatch(/^bds: no completion for the shell "powershell"\nhint: choose bash, zsh or fish\n$/);
+  });
+});
+
+describe('bds --help', () => {
+  it('lists the exit codes and the environment variables', async () => {
+    const res = await run(['--help']);
+    expect(res.code).toBe(0);
+    for (const code of ['0', '1', '2', '3', '4', '5', '6']) expect(res.stdout).toMatch(new RegExp(`^  ${code}  \\S`, 'm'));
+    expect(res.stdout).toMatch(/^  130\/143 .*SIGINT\/SIGTERM/m);
+    for (const name of ['BDS_API_KEY', 'BDS_API_KEY_FILE', 'BDS_BASE_URL', 'BDS_SOURCE_ID', 'BDS_PROFILE', 'BDS_CONFIG']) {
+      expect(res.stdout).toMatch(new RegExp(`^  ${name} `, 'm'));
+    }
+    for (const name of ['HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY', 'NODE_EXTRA_CA_CERTS', 'NO_COLOR', 'CI', 'GITHUB_ACTIONS', 'GITHUB_STEP_SUMMARY']) {
+      expect(res.stdout).toMatch(new RegExp(`\\b${name}\\b`));
+    }
+    for (const name of COMMANDS) expect(res.stdout).toMatch(new RegExp(`^  ${name} `, 'm'));
+  });
+});

@@ -1,0 +1,201 @@
+// Interruptions: SIGINT/SIGTERM (in process through the context's signal, and for real on bin/bds.js) and
+// SIGKILL at any step, each followed by a re-run that ends with exactly one `received` batch.
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { InterruptedError } from '../src/errors.js';
+import type { Fault, Sandbox } from '../src/sandbox/index.js';
+import {
+  count,
+  makeFolder,
+  newSource,
+  run,
+  sandbox,
+  sandboxEnv,
+  spawnCli,
+  tempDir,
+  type Folder,
+  type RunOptions,
+} from './helpers.js';
+
+const PERIOD = '2024-05';
+
+async function deliver(box: Sandbox, folder: Folder, options: RunOptions = {}) {
+  const source = box.store.sources()[0]?.id ?? newSource(box);
+  return run(['deliver', folder.dir, '--period', PERIOD, '--source', source], {
+    ...options,
+    env: { ...sandboxEnv(box), ...options.env },
+  });
+}
+
+async function until(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** A delivery in process, interrupted with `signal` as soon as `when` holds. */
+async function deliverInterrupted(box: Sandbox, folder: Folder, home: string, when: () => boolean, signal: 'SIGINT' | 'SIGTERM' = 'SIGINT') {
+  const controller = new AbortController();
+  const running = deliver(box, folder, { home, signal: controller.signal });
+  await until(when, 'the step to interrupt');
+  controller.abort(new InterruptedError(signal));
+  return running;
+}
+
+function expectOneReceived(box: Sandbox, folder: Folder): void {
+  const batches = box.store.batches();
+  expect(batches.map((b) => b.status)).toEqual(['received']);
+  expect(box.store.uploadedBytes(batches[0]!.id)!.equals(folder.uploaded)).toBe(true);
+}
+
+function readRecord(home: string): Record<string, any> {
+  const dir = path.join(home, '.local', 'state', 'bds', 'deliveries');
+  const file = readdirSync(dir).find((name) => name.endsWith('.json'))!;
+  return JSON.parse(readFileSync(path.join(dir, file), 'utf8'));
+}
+
+describe('6. killed at any step, then run again: exactly one received batch', () => {
+  const steps: { name: string; faults: Omit<Fault, 'times'>[]; when: (box: Sandbox) => boolean }[] = [
+    { name: 'during create', faults: [{ route: 'create', hang: true }], when: (box) => count(box, 'create') >= 1 },
+    {
+      name: 'after create, its answer lost',
+      faults: [{ route: 'create', loseResponse: true }, { route: 'create', hang: true }],
+      when: (box) => count(box, 'create') >= 2,
+    },
+    { name: 'during upload', faults: [{ route: 'upload', hang: true }], when: (box) => count(box, 'upload') >= 1 },
+    {
+      name: 'after upload, its answer lost',
+      faults: [{ route: 'upload', loseResponse: true }, { route: 'upload', hang: true }],
+      when: (box) => count(box, 'upload') >= 2,
+    },
+    { name: 'during complete', faults: [{ route: 'complete', hang: true }], when: (box) => count(box, 'complete') >= 1 },
+    {
+      name: 'during complete, after a lost answer',
+      faults: [{ route: 'complete', loseResponse: true }, { route: 'complete', hang: true }],
+      when: (box) => count(box, 'complete') >= 2,
+    },
+  ];
+
+  it.each(steps)('$name', async ({ faults, when }) => {
+    const box = await sandbox();
+    const folder = makeFolder();
+    const home = tempDir();
+    for (const fault of faults) box.faults.add(fault);
+    const first = await deliverInterrupted(box, folder, home, () => when(box));
+    expect(first.code).toBe(130);
+    expect(first.stderr).toContain('bds: interrupted by SIGINT');
+    expect(first.stderr).toContain('run the same command again to resume');
+
+    const again = await deliver(box, folder, { home });
+    expect(again.stderr).not.toContain('bds:');
+    expect(again.code).toBe(0);
+    expect(again.stdout).toMatch(/(Delivered|Already delivered as) bat_\w+ \(received\)/);
+    expectOneReceived(box, folder);
+  });
+
+  it('an interrupted batch whose upload URL has expired gets one fresh batch on the re-run', async () => {
+    let offsetMs = 0;
+    const box = await sandbox({ now: () => Date.now() + offsetMs });
+    const folder = makeFolder();
+    const home = tempDir();
+    box.faults.add({ route: 'upload', hang: true });
+    const first = await deliverInterrupted(box, folder, home, () => count(box, 'upload') >= 1);
+    expect(first.code).toBe(130);
+    offsetMs = 2 * 3600_000;
+
+    const again = await deliver(box, folder, { home });
+    expect(again.code).toBe(0);
+    expect(again.stderr).toContain('resuming the interrupted delivery');
+    expect(again.stderr).toContain('AccessDenied: Request has expired');
+    expect(count(box, 'create')).toBe(2);
+    const received = box.store.batches().filter((b) => b.status === 'received');
+    expect(statusesOf(box)).toEqual(['awaiting_upload', 'received']);
+    expect(box.store.uploadedBytes(received[0]!.id)!.equals(folder.uploaded)).toBe(true);
+  });
+});
+
+function statusesOf(box: Sandbox): string[] {
+  return box.store.batches().map((b) => b.status).sort();
+}
+
+describe('7. SIGINT and SIGTERM in process', () => {
+  it('SIGTERM during the upload exits 143 with the record saved, and the re-run resumes that batch', async () => {
+    const box = await sandbox();
+    const folder = makeFolder();
+    const home = tempDir();
+    box.faults.add({ route: 'upload', hang: true });
+    const first = await deliverInterrupted(box, folder, home, () => count(box, 'upload') >= 1, 'SIGTERM');
+    expect(first.code).toBe(143);
+    expect(first.stderr).toContain('bds: interrupted by SIGTERM');
+    const [batch] = box.store.batches();
+    const record = readRecord(home);
+    expect(record).toMatchObject({ step: 'created', batchId: batch!.id, sha256: folder.sha256 });
+    expect(JSON.stringify(record)).not.toContain(box.keys.test);
+    // Written through a temp file and a rename: none is left behind.
+    expect(readdirSync(path.join(home, '.local', 'state', 'bds', 'deliveries')).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+
+    const again = await deliver(box, folder, { home });
+    expect(again.code).toBe(0);
+    expect(again.stderr).toContain(`resuming the interrupted delivery of ${batch!.id}`);
+    expect(count(box, 'create')).toBe(1);
+    expectOneReceived(box, folder);
+    expect(readRecord(home)).toMatchObject({ step: 'completed', status: 'received' });
+  });
+});
+
+describe('7. real signals on bin/bds.js (needs npm run build)', () => {
+  function spawnDeliver(box: Sandbox, folder: Folder, home: string, onSpawn?: (child: ChildProcess) => void) {
+    const source = box.store.sources()[0]!.id;
+    return spawnCli(['deliver', folder.dir, '--period', PERIOD, '--source', source], {
+      env: { ...sandboxEnv(box), HOME: home },
+      ...(onSpawn ? { onSpawn } : {}),
+    });
+  }
+
+  it.each([
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const)('%s while the storage host holds the upload exits %i; the re-run resumes', async (signal, code) => {
+    const box = await sandbox();
+    newSource(box);
+    const folder = makeFolder();
+    const home = tempDir();
+    box.faults.add({ route: 'upload', hang: true });
+    const first = await spawnDeliver(box, folder, home, (child) => {
+      void until(() => count(box, 'upload') >= 1, 'the upload').then(() => child.kill(signal));
+    });
+    expect(first.code).toBe(code);
+    expect(first.stderr).toContain(`bds: interrupted by ${signal}`);
+
+    const again = await spawnDeliver(box, folder, home);
+    expect(again.code).toBe(0);
+    expect(again.stderr).toContain('resuming the interrupted delivery');
+    expect(count(box, 'create')).toBe(1);
+    expectOneReceived(box, folder);
+  });
+
+  it('SIGKILL during the upload, then a re-run: the stale lock is taken over and the batch finished', async () => {
+    const box = await sandbox();
+    newSource(box);
+    const folder = makeFolder();
+    const home = tempDir();
+    box.faults.add({ route: 'upload', hang: true });
+    const first = await spawnDeliver(box, folder, home, (child) => {
+      void until(() => count(box, 'upload') >= 1, 'the upload').then(() => child.kill('SIGKILL'));
+    });
+    expect(first.signal).toBe('SIGKILL');
+    const dir = path.join(home, '.local', 'state', 'bds', 'deliveries');
+    expect(readdirSync(dir).filter((name) => name.endsWith('.lock'))).toHaveLength(1);
+
+    const again = await spawnDeliver(box, folder, home);
+    expect(again.stderr).not.toContain('bds:');
+    expect(again.code).toBe(0);
+    expect(count(box, 'create')).toBe(1);
+    expectOneReceived(box, folder);
+    expect(readdirSync(dir).filter((name) => name.endsWith('.lock'))).toHaveLength(0);
+  });
+});
