@@ -124,6 +124,17 @@ describe('8. two bds processes at once', () => {
     expect(count(box, 'create')).toBe(0);
   });
 
+  it('stops before reading the data file: the lock comes before the long scan', async () => {
+    const box = await sandbox();
+    // A data file the scan would reject with exit 2: exit 6 shows it was never read.
+    const folder = makeFolder({ dataBytes: Buffer.from('not gzip at all') });
+    const home = tempDir();
+    const source = newSource(box);
+    holdLock(box, home, source, 4242);
+    const res = await deliver(box, folder, { home, pid: 5000, isProcessAlive: (pid) => pid === 4242 });
+    expect(res.code).toBe(6);
+  });
+
   it('a lock left by a dead process is taken over', async () => {
     const box = await sandbox();
     const folder = makeFolder();
