@@ -58,4 +58,17 @@ describe('bds register-source', () => {
     expect(res.stderr).toMatch(/^bds: .*422.*at most 200 characters/m);
     expect(box.store.sources()).toHaveLength(0);
   });
+
+  it('a lost response is retried with the same Idempotency-Key: one source', async () => {
+    const box = await sandbox();
+    box.faults.add({ route: 'sources', loseResponse: true });
+    const res = await run(['register-source', '--name', 'once', '--json'], { env: sandboxEnv(box) });
+    expect(res.code).toBe(0);
+    expect(box.store.sources()).toHaveLength(1);
+    expect(res.json().id).toBe(box.store.sources()[0]!.id);
+    const keys = box.requests.filter((r) => r.route === 'sources').map((r) => r.headers['idempotency-key']);
+    expect(keys).toHaveLength(2);
+    expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(keys[1]).toBe(keys[0]);
+  });
 });

@@ -313,6 +313,21 @@ describe('profiles', () => {
     expectUsageError(await run(['whoami', '--profile', 'broken'], { home }), `config file ${file} (profile: broken)`, 'http://');
   });
 
+  it("a profile's apiKeyFile replaces the top level's apiKey: key and key file are one setting", async () => {
+    const box = await sandbox();
+    const home = tempDir();
+    writeConfig(path.join(home, 'live.key'), `${box.keys.live}\n`);
+    const file = writeConfig(path.join(home, '.bdsrc.json'), {
+      baseUrl: box.baseUrl,
+      apiKey: box.keys.test,
+      profiles: { live: { apiKeyFile: 'live.key' } },
+    });
+    const res = await run(['whoami', '--profile', 'live'], { home });
+    expect(res.code, res.stderr).toBe(0);
+    expect(field(res, 'Key')).toBe('key_live_sandbox (live mode)');
+    expect(field(res, 'Key from')).toBe(`key file ${path.join(home, 'live.key')} (apiKeyFile in config file ${file} (profile: live))`);
+  });
+
   it('--profile and BDS_PROFILE choose one, the flag first', async () => {
     const box = await sandbox();
     const { home, file } = await withProfiles(box);
@@ -380,5 +395,17 @@ describe('a config file holding a key', () => {
     const keyless = await run(['whoami'], { home, env: { BDS_API_KEY: box.keys.live } });
     expect(keyless.code, keyless.stderr).toBe(0);
     expect(keyless.stderr).toBe('');
+  });
+});
+
+describe('the base URL', () => {
+  it('"//" in its path never sends the key to another host', async () => {
+    const box = await sandbox();
+    const other = await sandbox();
+    const otherHost = new URL(other.baseUrl).host.replace('127.0.0.1', 'localhost');
+    const res = await run(['whoami', '--base-url', `${box.baseUrl}//${otherHost}/`], { env: { BDS_API_KEY: box.keys.test } });
+    expect(other.requests).toHaveLength(0);
+    expect(box.requests[0]!.path).toBe(`/${otherHost}/api/v1/me`);
+    expect(res.code).toBe(4);
   });
 });

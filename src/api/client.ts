@@ -35,8 +35,11 @@ export class ApiClient {
     return res.body;
   }
 
-  async createSource(req: CreateSourceRequest): Promise<Source> {
-    const res = await this.http.json<CreateSourceResponse>('POST', `${API_PREFIX}/sources`, { body: req });
+  async createSource(req: CreateSourceRequest, idempotencyKey: string): Promise<Source> {
+    const res = await this.http.json<CreateSourceResponse>('POST', `${API_PREFIX}/sources`, {
+      body: req,
+      headers: { [IDEMPOTENCY_HEADER]: idempotencyKey },
+    });
     const source = 'source' in res.body && res.body.source && typeof res.body.source === 'object' ? res.body.source : res.body;
     if (typeof (source as Source).id !== 'string') throw nonsense(res, 'POST /sources', 'source.id');
     return source as Source;

@@ -126,7 +126,9 @@ export class HttpClient {
 
   /** An API request with a JSON body and a JSON answer; retried on network errors and 408/429/5xx. */
   async json<T>(method: 'GET' | 'POST', path: string, req: JsonRequest = {}): Promise<JsonResponse<T>> {
-    const url = new URL(this.baseUrl.pathname.replace(/\/$/, '') + path, this.baseUrl);
+    const url = new URL(this.baseUrl.href.replace(/\/$/, '') + path);
+    // The key goes to the API's own origin and nowhere else, whatever the base URL's path holds.
+    if (url.origin !== this.baseUrl.origin) throw new Error(`refusing to send the key to ${redactUrl(url)}`);
     for (const [name, value] of Object.entries(req.query ?? {})) url.searchParams.set(name, value);
     const info: RequestInfo = { method, url: redactUrl(url) };
     const body = req.body === undefined ? undefined : JSON.stringify(req.body);

@@ -13,7 +13,10 @@ export async function registerSource(session: Session, options: RegisterSourceOp
   const name = options.name?.trim();
   if (!name) throw new UsageError('missing --name <name> (what the portal shows for this source)');
   const { api } = await session.connect();
-  return api.createSource({ name, ...(options.description === undefined ? {} : { description: options.description }) });
+  return api.createSource(
+    { name, ...(options.description === undefined ? {} : { description: options.description }) },
+    session.newIdempotencyKey(),
+  );
 }
 
 export function printSource(session: Session, source: Source): void {

@@ -2,7 +2,7 @@
 // $XDG_STATE_HOME/bds/deliveries, written atomically before the upload and after each step, so that an
 // interrupted delivery resumes its own batch. Beside it, a lock per (base URL, source, period, product).
 
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import {
   closeSync,
   fsyncSync,
@@ -76,7 +76,7 @@ export class RecordStore {
   write(record: DeliveryRecord): void {
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
     const file = this.recordPath(record);
-    const temp = `${file}.${process.pid}.tmp`;
+    const temp = `${file}.${randomUUID()}.tmp`;
     const fd = openSync(temp, 'w', 0o600);
     try {
       writeSync(fd, `${JSON.stringify(record, null, 2)}\n`);
@@ -94,14 +94,21 @@ export class RecordStore {
   lock(key: Omit<DeliveryKey, 'sha256'>, owner: LockOwner, isAlive: (pid: number) => boolean): () => void {
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
     const file = path.join(this.dir, `${this.baseName(key)}.lock`);
-    for (let attempt = 0; ; attempt++) {
+    const locked = (holder: LockOwner | undefined): LockedError =>
+      new LockedError(
+        `another bds process (${holder ? `pid ${holder.pid} on ${holder.hostname}, since ${holder.startedAt}` : 'unknown'}) ` +
+          `is delivering ${key.sourceId} ${key.period} ${key.product}`,
+        { hint: `wait for it to finish; if it is gone, remove ${file}` },
+      );
+    for (let attempt = 0; attempt < 3; attempt++) {
       // Written whole to a temp file and linked into place, so nobody ever reads a half-written lock.
-      const temp = `${file}.${owner.pid}.tmp`;
+      const temp = `${file}.${randomUUID()}.tmp`;
       writeFileSync(temp, JSON.stringify(owner), { mode: 0o600 });
       try {
         linkSync(temp, file);
         return () => {
-          if (readOwner(file)?.pid === owner.pid) rmSync(file, { force: true });
+          const current = readOwner(file);
+          if (current?.pid === owner.pid && current.startedAt === owner.startedAt) rmSync(file, { force: true });
         };
       } catch (error) {
         if ((error as { code?: string }).code !== 'EEXIST') throw error;
@@ -110,16 +117,29 @@ export class RecordStore {
       }
       const holder = readOwner(file);
       // A pid means nothing on another machine (a shared home folder): such a lock is never taken over.
-      const running = holder !== undefined && (holder.hostname !== owner.hostname || isAlive(holder.pid));
-      // After one take-over, whoever holds it now won the race for it.
-      if ((holder && holder.pid !== owner.pid && running) || attempt > 0) {
-        const who = holder ? `pid ${holder.pid} on ${holder.hostname}, since ${holder.startedAt}` : 'another process';
-        throw new LockedError(`another bds process (${who}) is delivering ${key.sourceId} ${key.period} ${key.product}`, {
-          hint: `wait for it to finish; if it is gone, remove ${file}`,
-        });
+      if (holder && (holder.hostname !== owner.hostname || isAlive(holder.pid))) throw locked(holder);
+      // Taking over: move the stale lock aside. Only one process can move it; if what was moved is not the
+      // stale lock we looked at, a rival took over first: put theirs back and stop.
+      const aside = `${file}.${randomUUID()}.stale`;
+      try {
+        renameSync(file, aside);
+      } catch (error) {
+        if ((error as { code?: string }).code === 'ENOENT') continue;
+        throw error;
       }
-      rmSync(file, { force: true });
+      const moved = readOwner(aside);
+      if (moved && holder && (moved.pid !== holder.pid || moved.startedAt !== holder.startedAt)) {
+        try {
+          linkSync(aside, file);
+        } catch {
+          // A third process holds it by now; the rival's lock was already superseded.
+        }
+        rmSync(aside, { force: true });
+        throw locked(moved);
+      }
+      rmSync(aside, { force: true });
     }
+    throw locked(readOwner(file));
   }
 
   private recordPath(key: DeliveryKey): string {

@@ -64,7 +64,7 @@ export function createApiServer(context: ApiContext, handleControl: (req: http.I
   const routes = context.uploadOrigin === 'api' ? [...API_ROUTES, UPLOAD_ROUTE] : API_ROUTES;
   const handlers: Record<RouteName, Handler> = {
     me: async (_exchange, key) => jsonReply(200, { organization: { name: 'Sandbox Seller' }, key } satisfies MeResponse),
-    sources: (exchange) => createSource(context, exchange),
+    sources: (exchange, key) => createSource(context, exchange, key.id),
     create: (exchange, key) => createBatch(context, exchange, key.id),
     complete: (exchange, _key, _url, id) => completeBatch(context, exchange, id!),
     list: async (_exchange, _key, url) => listBatches(context, url),
@@ -118,7 +118,7 @@ function invalid(message: string): Reply {
   return errorReply(422, 'invalid_request', message);
 }
 
-async function createSource(context: ApiContext, exchange: Exchange): Promise<Reply> {
+async function createSource(context: ApiContext, exchange: Exchange, keyId: string): Promise<Reply> {
   const parsed = await readJsonObject(exchange);
   if ('reply' in parsed) return parsed.reply;
   const { body } = parsed;
@@ -127,7 +127,10 @@ async function createSource(context: ApiContext, exchange: Exchange): Promise<Re
     return invalid('name must be a non-empty string of at most 200 characters');
   }
   if (description !== undefined && typeof description !== 'string') return invalid('description must be a string');
-  const source = context.store.createSource(description === undefined ? { name } : { name, description });
+  const idempotencyKey = exchange.req.headers[IDEMPOTENCY_HEADER];
+  const idempotency =
+    typeof idempotencyKey === 'string' && context.honourIdempotencyKey ? { keyId, key: idempotencyKey } : undefined;
+  const source = context.store.createSource(description === undefined ? { name } : { name, description }, idempotency);
   return jsonReply(201, { source });
 }
 

@@ -45,6 +45,8 @@ interface State {
   signing_secret: string;
   sources: SourceRecord[];
   batches: BatchRecord[];
+  /** "<key id> <Idempotency-Key>" → source id, so that a repeated create returns the same source. */
+  source_idempotency_keys?: Record<string, string>;
 }
 
 const STATE_FILE = 'state.json';
@@ -87,10 +89,15 @@ export class SandboxStore {
     return found && structuredClone(found);
   }
 
-  createSource(input: { name: string; description?: string }): SourceRecord {
+  /** With an idempotency key already seen for this API key, the source it created then. */
+  createSource(input: { name: string; description?: string }, idempotency?: { keyId: string; key: string }): SourceRecord {
+    const keys = (this.state.source_idempotency_keys ??= {});
+    const earlier = idempotency && keys[`${idempotency.keyId} ${idempotency.key}`];
+    if (earlier) return this.source(earlier)!;
     const source: SourceRecord = { id: `src_${randomBytes(8).toString('hex')}`, name: input.name, created_at: this.timestamp() };
     if (input.description !== undefined) source.description = input.description;
     this.state.sources.push(source);
+    if (idempotency) keys[`${idempotency.keyId} ${idempotency.key}`] = source.id;
     this.save();
     return structuredClone(source);
   }

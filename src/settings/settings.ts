@@ -133,6 +133,8 @@ export function requireBaseUrl(settings: Settings): URL {
   }
   url.search = '';
   url.hash = '';
+  // "//" in a path would turn the request URL protocol-relative (another host); one spelling per API.
+  url.pathname = url.pathname.replace(/\/{2,}/g, '/').replace(/\/$/, '') || '/';
   return url;
 }
 
@@ -173,7 +175,13 @@ function configValues(file: ConfigFile | undefined, profile: string | undefined)
       hint: known.length ? `its profiles: ${known.join(', ')}` : 'add it under "profiles" in that file',
     });
   }
-  return { values: { ...file.values, ...values }, from: `config file ${file.path} (profile: ${profile})` };
+  // The key and the key file are one setting: a profile that names either replaces both of the top level's.
+  const inherited = { ...file.values };
+  if (values.apiKey !== undefined || values.apiKeyFile !== undefined) {
+    delete inherited.apiKey;
+    delete inherited.apiKeyFile;
+  }
+  return { values: { ...inherited, ...values }, from: `config file ${file.path} (profile: ${profile})` };
 }
 
 function readKeyFile(
