@@ -75,6 +75,8 @@ export class IO {
     this.spinner = ora({
       stream: this.spinnerStream(),
       isEnabled: true,
+      // ora's own colours ignore NO_COLOR; ours decide.
+      color: this.err.level > 0 ? 'cyan' : false,
       // Raw mode on stdin would swallow Ctrl-C's default behaviour and keep the process alive.
       discardStdin: false,
     });
@@ -96,7 +98,7 @@ export class IO {
     this.stepStarted = this.options.now().getTime();
     this.lastProgress = this.stepStarted;
     if (this.spinner) {
-      if (this.spinner.isSpinning) this.spinner.succeed();
+      if (this.spinner.isSpinning) this.succeed();
       this.spinner.start(text);
     } else if (!this.flags.quiet) {
       this.line(text);
@@ -105,7 +107,7 @@ export class IO {
 
   /** The current step finished, with an optional closing text. */
   done(text?: string): void {
-    if (this.spinner?.isSpinning) this.spinner.succeed(text ?? this.stepText);
+    if (this.spinner?.isSpinning) this.succeed(text ?? this.stepText);
     else if (text && !this.flags.quiet) this.line(text);
   }
 
@@ -141,7 +143,7 @@ export class IO {
   /** An error: one line (and a hint), a stack trace only with --verbose; with --json also a JSON object on stdout. */
   error(error: unknown, exitCode: number): void {
     const message = error instanceof Error ? error.message : String(error);
-    if (this.spinner?.isSpinning) this.spinner.fail();
+    if (this.spinner?.isSpinning) this.spinner.stopAndPersist({ symbol: this.err.red('✖') });
     this.write(this.options.stderr, `${this.err.red('bds:')} ${message}\n`);
     const hint = error instanceof BdsError ? error.hint : undefined;
     if (hint) this.write(this.options.stderr, `${this.err.dim(`hint: ${hint}`)}\n`);
@@ -154,6 +156,11 @@ export class IO {
     if (this.flags.json) {
       this.write(this.options.stdout, `${JSON.stringify({ error: { message, ...(hint ? { hint } : {}), exit_code: exitCode } }, null, 2)}\n`);
     }
+  }
+
+  /** ora's succeed() colours its symbol whatever NO_COLOR or --no-color say; this uses our chalk. */
+  private succeed(text?: string): void {
+    this.spinner?.stopAndPersist({ symbol: this.err.green('✔'), ...(text === undefined ? {} : { text }) });
   }
 
   stopSpinner(): void {
