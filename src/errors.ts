@@ -24,6 +24,11 @@ export abstract class BdsError extends Error {
   }
 }
 
+/** A bug in bds: anything thrown that is not one of the errors below. */
+export class InternalError extends BdsError {
+  readonly exitCode = EXIT.internal;
+}
+
 /** Bad flags, settings or input files; nothing that creates anything was sent. */
 export class UsageError extends BdsError {
   readonly exitCode = EXIT.usage;

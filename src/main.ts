@@ -3,9 +3,10 @@
 
 import { Command, CommanderError, Option } from 'commander';
 import type { Context } from './context.js';
-import { BdsError, EXIT } from './errors.js';
-import { Session, type CommonOptions } from './commands/session.js';
-import { escapeAnnotation } from './output/io.js';
+import { BdsError, EXIT, InternalError } from './errors.js';
+// Type only: the session (and with it chalk and the output code) loads when a command runs, not for --help.
+import type { CommonOptions, Session } from './commands/session.js';
+import { githubAnnotation } from './output/github.js';
 import { VERSION } from './version.js';
 
 const HELP_FOOTER = `
@@ -38,6 +39,7 @@ export async function main(argv: string[], ctx: Context): Promise<number> {
   let session: Session | undefined;
   let exitCode: number = EXIT.ok;
   const program = buildProgram(ctx, async (options, run) => {
+    const { Session } = await import('./commands/session.js');
     session = new Session(ctx, options);
     try {
       await run(session);
@@ -49,7 +51,15 @@ export async function main(argv: string[], ctx: Context): Promise<number> {
     await program.parseAsync(argv, { from: 'user' });
   } catch (error) {
     exitCode = exitCodeOf(error);
-    if (error instanceof CommanderError) return exitCode;
+    if (error instanceof CommanderError) {
+      // Scripts parsing stdout get one JSON document on a usage error too (commander printed the line).
+      if (exitCode !== EXIT.ok && argv.includes('--json')) {
+        const message = error.message.replace(/^error: /, '');
+        ctx.stdout.write(`${JSON.stringify({ error: { message, hint: 'see bds --help', exit_code: exitCode } }, null, 2)}\n`);
+      }
+      return exitCode;
+    }
+    const { Session } = await import('./commands/session.js');
     const io = (session ?? new Session(ctx, {})).io;
     io.error(exitCode === EXIT.internal ? internalError(error) : error, exitCode);
   }
@@ -62,12 +72,12 @@ export function exitCodeOf(error: unknown): number {
   return EXIT.internal;
 }
 
-function internalError(error: unknown): Error {
-  const wrapped = new Error(`internal error: ${error instanceof Error ? error.message : String(error)}`);
-  if (error instanceof Error && error.stack) wrapped.stack = error.stack;
-  return Object.assign(wrapped, {
+function internalError(error: unknown): InternalError {
+  const wrapped = new InternalError(`internal error: ${error instanceof Error ? error.message : String(error)}`, {
     hint: 'this is a bug in bds; please report it with the output of the same command run with --verbose',
   });
+  if (error instanceof Error && error.stack) wrapped.stack = error.stack;
+  return wrapped;
 }
 
 type Runner = (options: CommonOptions, run: (session: Session) => Promise<void>) => Promise<void>;
@@ -87,7 +97,7 @@ export function buildProgram(ctx: Context, runner: Runner): Command {
       outputError: (text, write) => {
         const message = text.replace(/^error: /, '').trimEnd();
         write(`bds: ${message}\nhint: see bds --help\n`);
-        if (ctx.env.GITHUB_ACTIONS === 'true') write(`::error title=bds::${escapeAnnotation(message)}\n`);
+        if (ctx.env.GITHUB_ACTIONS === 'true') write(githubAnnotation(message));
       },
     });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { count, makeFolder, run, sandbox, sandboxEnv, newSource } from './helpers.js';
+import { count, makeFolder, run, sandbox, sandboxEnv, newSource, tempDir } from './helpers.js';
 import { VERSION } from '../src/version.js';
 
 describe('bds deliver, happy path', () => {
@@ -128,7 +128,7 @@ describe('bds deliver, happy path', () => {
     const source = newSource(box);
     const folder = makeFolder();
     const env = sandboxEnv(box);
-    const home = (await import('./helpers.js')).tempDir();
+    const home = tempDir();
     expect((await run(['deliver', folder.dir, '--period', '2024-05', '--source', source], { env, home })).code).toBe(0);
     const res = await run(['deliver', folder.dir, '--period', '2024-05', '--source', source, '--dry-run', '--json'], { env, home });
     expect(res.json().existing_batch).toMatchObject({ id: box.store.batches()[0]!.id, status: 'received' });
@@ -136,4 +136,36 @@ describe('bds deliver, happy path', () => {
     expect(text.stdout).toContain('Dry run: nothing was created');
   });
 
+
+  it('--dry-run names a rejected or unfinished batch too, says what a run would do, and still lists with --force', async () => {
+    const box = await sandbox();
+    const source = newSource(box);
+    const folder = makeFolder();
+    const home = tempDir();
+    const env = sandboxEnv(box);
+    const args = ['deliver', folder.dir, '--period', '2024-05', '--source', source, '--dry-run'];
+    expect((await run(['deliver', folder.dir, '--period', '2024-05', '--source', source], { env, home })).code).toBe(0);
+    const id = box.store.batches()[0]!.id;
+    expect((await run(args, { env, home })).stdout).toMatch(new RegExp(`Would: +nothing: already delivered as ${id}`));
+    expect((await run(args, { env })).stdout).toMatch(new RegExp(`Would: +stop with exit 4: ${id} \\(received\\)`));
+    expect((await run([...args, '--force', '--json'], { env })).json().existing_batch).toMatchObject({ id });
+    box.store.setStatus(id, 'rejected');
+    const rejected = await run([...args, '--json'], { env, home });
+    expect(rejected.json().existing_batch).toMatchObject({ id, status: 'rejected' });
+    expect((await run(args, { env, home })).stdout).toMatch(/Would: +deliver a new batch/);
+    expect(box.store.batches()).toHaveLength(1);
+  });
+
+  it('a state folder bds cannot write is exit 2 naming XDG_STATE_HOME, before anything is created', async () => {
+    const box = await sandbox();
+    const source = newSource(box);
+    const folder = makeFolder();
+    const res = await run(['deliver', folder.dir, '--period', '2024-05', '--source', source], {
+      env: { ...sandboxEnv(box), XDG_STATE_HOME: folder.dataFile },
+    });
+    expect(res.code).toBe(2);
+    expect(res.stderr).toMatch(/^bds: cannot write the delivery records in .* \(ENOTDIR\)$/m);
+    expect(res.stderr).toContain('XDG_STATE_HOME');
+    expect(box.store.batches()).toHaveLength(0);
+  });
 });

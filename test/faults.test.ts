@@ -232,6 +232,7 @@ describe('3. upload', () => {
     expect(res.stderr).toMatch(/bds: PUT http:\/\/127\.0\.0\.1:\d+\/objects\/bat_\w+\?expires=\d+&signature=REDACTED → 403: AccessDenied: Request has expired/);
     expect(res.stderr).not.toContain('<Error>');
     expect(res.stderr).not.toMatch(/signature=[0-9a-f]{16}/);
+    expect(res.stderr).not.toMatch(/Z uploaded /);
     expect(count(box, 'create')).toBe(2);
     expect(count(box, 'upload')).toBe(2);
     expect(box.store.batches().filter((b) => b.status === 'received')).toHaveLength(0);
@@ -330,6 +331,17 @@ describe('9. nonsense from the server', () => {
     expect(again.code).toBe(0);
     expect(box.store.batches()).toHaveLength(1);
     expectOneReceived(box, folder);
+  });
+
+  it('an upload URL with http:// to another machine is refused: the data never travels in clear', async () => {
+    const box = await sandbox();
+    const folder = makeFolder();
+    const upload = { url: 'http://storage.example.com/objects/bat_x?signature=abc', method: 'PUT', headers: {} };
+    box.faults.add({ route: 'create', replaceJson: { batch: { id: 'bat_x', status: 'awaiting_upload' }, upload } });
+    const res = await deliver(box, folder);
+    expect(res.code).toBe(5);
+    expect(res.stderr).toMatch(/bds: the API's answer to POST \/batches \(200\) makes no sense: .*http:\/\/ only to this machine/);
+    expect(count(box, 'upload')).toBe(0);
   });
 
   it('a complete answer without a batch is exit 5', async () => {

@@ -34,6 +34,16 @@ describe('output rules', () => {
     expect(res.stderr.split('\n').filter((l) => l.startsWith('bds:'))).toHaveLength(1);
   });
 
+  it('a usage error under --json is one JSON object on stdout too', async () => {
+    const res = await run(['list', '--json', '--status', 'lost']);
+    expect(res.code).toBe(2);
+    expect(res.json()).toMatchObject({ error: { exit_code: 2 } });
+    expect(res.json().error.message).toMatch(/--status/);
+    const missing = await run(['deliver', '--json']);
+    expect(missing.code).toBe(2);
+    expect(missing.json().error.message).toMatch(/missing required argument 'dir'/);
+  });
+
   it('errors are one line without a stack trace; --verbose adds the trace', async () => {
     const box = await sandbox();
     const plain = await run(['list', '--source', 'src_nope'], { env: sandboxEnv(box) });

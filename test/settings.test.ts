@@ -253,6 +253,19 @@ describe('naming the config file', () => {
   });
 });
 
+describe('$import in a config file', () => {
+  it('is refused, naming the file: one file holds all settings', async () => {
+    const dir = tempDir();
+    writeConfig(path.join(dir, 'key.yaml'), 'apiKey: svc_test_imported_key_000000\n', 0o644);
+    const file = writeConfig(path.join(dir, 'bds.json'), { $import: 'key.yaml', baseUrl: 'http://127.0.0.1:1' });
+    const res = await run(['whoami', '--config', file]);
+    expectUsageError(res, file, '$import');
+    expect(res.stderr).not.toContain('svc_test_imported');
+    const searched = writeConfig(path.join(dir, '.bdsrc.json'), { $import: 'key.yaml' });
+    expectUsageError(await run(['whoami'], { cwd: dir, home: dir }), searched, '$import');
+  });
+});
+
 describe('a config file that runs code', () => {
   const code = (marker: string) => `require('node:fs').writeFileSync(${JSON.stringify(marker)}, 'ran');\nmodule.exports = {};\n`;
 

@@ -2,7 +2,7 @@
 import os from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { VERSION } from '../src/version.js';
-import { makeFolder, newSource, sandbox, sandboxEnv, spawnCli } from './helpers.js';
+import { makeFolder, newSource, ROOT, sandbox, sandboxEnv, spawnCli } from './helpers.js';
 
 describe('bin/bds.js', () => {
   it('--version and --help', async () => {
@@ -50,5 +50,31 @@ describe('bin/bds.js', () => {
     const res = await spawnCli(['nope']);
     expect(res.code).toBe(2);
     expect(res.stderr).toMatch(/^bds: unknown command 'nope'/m);
+  });
+
+  it('bds sandbox: its printed export line and deliver command work as written; Ctrl-C stops it with 130', async () => {
+    let sandboxOut = '';
+    let child: import('node:child_process').ChildProcess | undefined;
+    const running = spawnCli(['sandbox', '--port', '0'], { onSpawn: (c) => (child = c) });
+    child!.stdout!.on('data', (d: Buffer) => (sandboxOut += d.toString()));
+    while (!/Stop it with Ctrl-C/.test(sandboxOut)) await new Promise((r) => setTimeout(r, 20));
+    const exported = /export (BDS_BASE_URL=\S+ BDS_API_KEY=\S+ BDS_SOURCE_ID=\S+)/.exec(sandboxOut)![1]!;
+    const env = Object.fromEntries(exported.split(' ').map((pair) => pair.split('=') as [string, string]));
+    const command = /^ {2}bds (deliver .*)$/m.exec(sandboxOut)![1]!.split(' ');
+    const delivered = await spawnCli(command, { env, cwd: ROOT });
+    expect(delivered.code, delivered.stderr).toBe(0);
+    expect(delivered.stdout).toMatch(/^Delivered bat_\w+ \(received\)/);
+    child!.kill('SIGINT');
+    const stopped = await running;
+    expect(stopped.code).toBe(130);
+  });
+
+  it('bds sandbox on a port in use is exit 2 with a hint', async () => {
+    const box = await sandbox();
+    const port = new URL(box.baseUrl).port;
+    const res = await spawnCli(['sandbox', '--port', port]);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toMatch(/^bds: port \d+ or \d+ is already in use/m);
+    expect(res.stderr).toMatch(/--port/);
   });
 });

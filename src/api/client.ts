@@ -2,6 +2,7 @@
 // so a response that makes no sense becomes a clear NetworkError (exit 5) instead of a crash.
 
 import { NetworkError } from '../errors.js';
+import { isLoopback } from '../url-rules.js';
 import type { HttpClient, JsonResponse, UploadBody } from './http.js';
 import {
   API_PREFIX,
@@ -52,7 +53,9 @@ export class ApiClient {
     });
     const { batch, upload } = res.body;
     checkBatch(res, batch, 'POST /batches');
-    if (!isUploadTarget(upload)) throw nonsense(res, 'POST /batches', 'a usable upload (url, method, headers)');
+    if (!isUploadTarget(upload)) {
+      throw nonsense(res, 'POST /batches', 'a usable upload (url, method, headers; https://, or http:// only to this machine)');
+    }
     return { batch, upload: { ...upload, headers: upload.headers ?? {} } };
   }
 
@@ -70,6 +73,7 @@ export class ApiClient {
     return res.body.batch;
   }
 
+  /** The source's batches, newest first. */
   async listBatches(sourceId: string): Promise<BatchListEntry[]> {
     const res = await this.http.json<ListBatchesResponse>('GET', `${API_PREFIX}/batches`, {
       query: { source_id: sourceId },
@@ -78,7 +82,8 @@ export class ApiClient {
     if (!Array.isArray(batches) || !batches.every(isListEntry)) {
       throw nonsense(res, 'GET /batches', 'batches, each with id, period, product, status');
     }
-    return batches;
+    // The API promises no order; bds shows and decides newest first.
+    return [...batches].sort((a, b) => String(b.created_at).localeCompare(String(a.created_at)));
   }
 
   close(): Promise<void> {
@@ -97,7 +102,9 @@ function isUploadTarget(value: unknown): value is UploadTarget {
   const { url, method, headers } = value as Record<string, unknown>;
   if (typeof url !== 'string' || typeof method !== 'string' || !method) return false;
   try {
-    if (!/^https?:$/.test(new URL(url).protocol)) return false;
+    const { protocol, hostname } = new URL(url);
+    // The file and the signed URL would travel in clear: http:// only to this machine.
+    if (protocol !== 'https:' && !(protocol === 'http:' && isLoopback(hostname))) return false;
   } catch {
     return false;
   }

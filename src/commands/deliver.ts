@@ -1,12 +1,12 @@
-// bds deliver: pre-flight, then the delivery (re-run check, create, upload, complete), or with --dry-run
-// what would be sent. The command wires settings, pre-flight, the delivery and the output together.
+// bds deliver: settings and API client in, the folder's delivery (delivery/deliver-folder.ts) run with its
+// events shown, the result out as a summary or JSON (and a GitHub Actions step summary).
 
-import { appendFileSync, promises as fs } from 'node:fs';
 import os from 'node:os';
 import type { BatchListEntry, BatchRef } from '../api/types.js';
-import type { DeliveryEvent } from '../delivery/delivery.js';
+import type { CheckOutcome, DeliveryEvent } from '../delivery/delivery.js';
 import type { DeliveryPlan } from '../delivery/preflight.js';
 import { formatBytes, formatDuration, formatRate } from '../output/format.js';
+import { appendStepSummary } from '../output/github.js';
 import type { Session } from './session.js';
 
 export interface DeliverOptions {
@@ -22,24 +22,19 @@ export interface DeliverOptions {
 export interface DeliverResult {
   plan: DeliveryPlan;
   sourceId: string;
-  dryRun: boolean;
-  /** For --dry-run: the batch the re-run check found for this period, if any. */
-  existing?: BatchListEntry | undefined;
-  batch?: BatchRef;
-  skipped: boolean;
-  resumed: boolean;
   elapsedMs: number;
+  /** What happened, or with --dry-run what would. */
+  delivered?: { batch: BatchRef; skipped: boolean; resumed: boolean };
+  dryRun?: { outcome: CheckOutcome; existing: BatchListEntry | undefined };
 }
 
 export async function deliver(session: Session, dir: string, options: DeliverOptions): Promise<DeliverResult> {
   const { ctx, io } = session;
   const started = ctx.now().getTime();
   const settings = await session.settings();
-  const [{ requireSource }, { checkFolder }, { scanDataFile }, { Delivery }, { RecordStore, stateDir }] = await Promise.all([
+  const [{ requireSource }, { deliverFolder }, { RecordStore, stateDir }] = await Promise.all([
     import('../settings/settings.js'),
-    import('../delivery/preflight.js'),
-    import('../delivery/scan.js'),
-    import('../delivery/delivery.js'),
+    import('../delivery/deliver-folder.js'),
     import('../delivery/record.js'),
   ]);
   const sourceId = requireSource(settings);
@@ -47,132 +42,123 @@ export async function deliver(session: Session, dir: string, options: DeliverOpt
   if (key.mode === 'test') io.notice('test key (svc_test_): test-mode batches never become billable');
   await io.prepare();
 
-  io.step(`checking ${dir}`);
-  const folder = await checkFolder({
-    dir,
-    period: options.period,
-    product: options.product,
-    file: options.file,
-    schema: options.schema,
-    report: options.report,
-    cwd: ctx.cwd,
-    now: ctx.now(),
+  const result = await deliverFolder({
+    folder: {
+      dir,
+      period: options.period,
+      product: options.product,
+      file: options.file,
+      schema: options.schema,
+      report: options.report,
+      cwd: ctx.cwd,
+      now: ctx.now(),
+    },
+    sourceId,
+    force: options.force === true,
+    dryRun: options.dryRun === true,
+    api,
+    records: new RecordStore(stateDir(ctx.env, ctx.homedir)),
+    tmpDir: ctx.env.TMPDIR || os.tmpdir(),
+    signal: ctx.signal,
+    lockOwner: { pid: ctx.pid, hostname: ctx.hostname, startedAt: ctx.now().toISOString() },
+    isProcessAlive: ctx.isProcessAlive,
+    newIdempotencyKey: () => session.newIdempotencyKey(),
+    now: ctx.now,
+    onEvent: eventPrinter(session),
   });
-  const records = new RecordStore(stateDir(ctx.env, ctx.homedir));
-  // Taken before the long read of the data file, so that a second bds stops at once.
-  const unlock = options.dryRun
-    ? () => {}
-    : records.lock(
-        { baseUrl: api.baseUrl.toString(), sourceId, period: folder.period, product: folder.product },
-        { pid: ctx.pid, hostname: ctx.hostname, startedAt: ctx.now().toISOString() },
-        ctx.isProcessAlive,
-      );
-  try {
-    const plan = { ...folder, ...(await scanDataFile(folder.dataFile, ctx.env.TMPDIR || os.tmpdir(), ctx.signal)) };
-    try {
-      return await deliverPlan(plan);
-    } finally {
-      if (plan.upload.temporary) await fs.rm(plan.upload.path, { force: true });
-    }
-  } finally {
-    unlock();
-  }
-
-  async function deliverPlan(plan: DeliveryPlan): Promise<DeliverResult> {
-    io.done(`checked ${plan.dataFile}: ${plan.recordCount} records, ${formatBytes(plan.upload.size)}, sha256 ${plan.sha256}`);
-    for (const warning of plan.warnings) io.warn(warning);
-
-    const delivery = new Delivery({
-      plan,
-      sourceId,
-      force: options.force === true,
-      api,
-      records,
-      newIdempotencyKey: () => session.newIdempotencyKey(),
-      now: ctx.now,
-    });
-    delivery.on('event', eventPrinter(session));
-
-    if (options.dryRun) {
-      const outcome = await delivery.check();
-      const existing = 'batch' in outcome ? outcome.batch : undefined;
-      io.done();
-      return { plan, sourceId, dryRun: true, existing, skipped: false, resumed: false, elapsedMs: ctx.now().getTime() - started };
-    }
-    const result = await delivery.run();
-    return { plan, sourceId, dryRun: false, ...result, elapsedMs: ctx.now().getTime() - started };
-  }
+  const elapsedMs = ctx.now().getTime() - started;
+  return result.dryRun
+    ? { plan: result.plan, sourceId, elapsedMs, dryRun: { outcome: result.outcome, existing: result.existing } }
+    : { plan: result.plan, sourceId, elapsedMs, delivered: { batch: result.batch, skipped: result.skipped, resumed: result.resumed } };
 }
 
-/** Turns the delivery's events into output; the upload step closes with its size, time and rate. */
 function eventPrinter(session: Session): (event: DeliveryEvent) => void {
-  const { io, ctx } = session;
-  let upload: { started: number; total: number } | undefined;
+  const { io } = session;
   return (event) => {
-    if (event.type === 'progress') {
-      upload ??= { started: ctx.now().getTime(), total: event.total };
-      io.progress(event.sent, event.total);
-      return;
+    switch (event.type) {
+      case 'progress':
+        return io.progress(event.sent, event.total);
+      case 'uploaded':
+        return io.done(
+          `uploaded ${formatBytes(event.bytes)} in ${formatDuration(event.ms)}${event.ms > 0 ? ` (${formatRate(event.bytes, event.ms)})` : ''}`,
+        );
+      case 'notice':
+        return io.notice(event.message);
+      case 'checked': {
+        const { plan } = event;
+        io.done(`checked ${plan.dataFile}: ${plan.recordCount} records, ${formatBytes(plan.upload.size)}, sha256 ${plan.sha256}`);
+        for (const warning of plan.warnings) io.warn(warning);
+        return;
+      }
+      case 'state':
+        return event.state === 'done' ? io.done() : io.step(event.detail);
     }
-    if (event.type === 'notice') return io.notice(event.message);
-    if (upload && event.state !== 'uploading') {
-      const ms = ctx.now().getTime() - upload.started;
-      io.done(`uploaded ${formatBytes(upload.total)} in ${formatDuration(ms)}${ms > 0 ? ` (${formatRate(upload.total, ms)})` : ''}`);
-      upload = undefined;
-    }
-    if (event.state === 'done') io.done();
-    else io.step(event.detail);
   };
+}
+
+/** For --dry-run: what a real run would do after the re-run check. */
+function wouldDo(outcome: CheckOutcome): string {
+  switch (outcome.kind) {
+    case 'new':
+      return 'deliver a new batch';
+    case 'delivered':
+      return `nothing: already delivered as ${outcome.batch.id} (${outcome.batch.status})`;
+    case 'conflict':
+      return `stop with exit 4: ${outcome.batch.id} (${outcome.batch.status}) came from another file; --force delivers anyway`;
+    case 'resume':
+      return `resume the interrupted delivery${outcome.record.batchId ? ` of ${outcome.record.batchId}` : ''}`;
+  }
 }
 
 export function printDelivery(session: Session, result: DeliverResult): void {
   const { io, ctx } = session;
-  const { plan } = result;
+  const { plan, sourceId } = result;
+  const common = {
+    source_id: sourceId,
+    product: plan.product,
+    period: plan.period,
+    record_count: plan.recordCount,
+    bytes: plan.upload.size,
+    sha256: plan.sha256,
+  };
   if (result.dryRun) {
-    io.result(
-      {
-        dry_run: true,
-        source_id: result.sourceId,
-        product: plan.product,
-        period: plan.period,
-        record_count: plan.recordCount,
-        bytes: plan.upload.size,
-        sha256: plan.sha256,
-        existing_batch: result.existing ?? null,
-      },
-      () =>
-        [
-          'Dry run: nothing was created. bds deliver would send:',
-          ...details(result),
-          result.existing
-            ? `Existing:  ${result.existing.id} (${result.existing.status}) for this period`
-            : 'Existing:  no batch for this period yet',
-        ].join('\n'),
+    const { outcome, existing } = result.dryRun;
+    io.result({ dry_run: true, ...common, existing_batch: existing ?? null }, () =>
+      [
+        'Dry run: nothing was created. bds deliver would send:',
+        ...details(result),
+        `Existing:  ${existing ? `${existing.id} (${existing.status})` : 'no batch for this period yet'}`,
+        `Would:     ${wouldDo(outcome)}`,
+      ].join('\n'),
     );
     return;
   }
-  const batch = result.batch!;
-  io.result(
-    {
-      batch: { id: batch.id, status: batch.status },
-      source_id: result.sourceId,
-      product: plan.product,
-      period: plan.period,
-      record_count: plan.recordCount,
-      bytes: plan.upload.size,
-      sha256: plan.sha256,
-      skipped: result.skipped,
-    },
-    () =>
-      [
-        result.skipped
-          ? `Already delivered as ${batch.id} (${batch.status}); nothing was sent.`
-          : `Delivered ${batch.id} (${batch.status})${result.resumed ? ', resuming an interrupted run' : ''}.`,
-        ...details(result),
-        `Took:      ${formatDuration(result.elapsedMs)}`,
-      ].join('\n'),
+  const { batch, skipped, resumed } = result.delivered!;
+  io.result({ batch: { id: batch.id, status: batch.status }, ...common, skipped }, () =>
+    [
+      skipped
+        ? `Already delivered as ${batch.id} (${batch.status}); nothing was sent.`
+        : `Delivered ${batch.id} (${batch.status})${resumed ? ', resuming an interrupted run' : ''}.`,
+      ...details(result),
+      `Took:      ${formatDuration(result.elapsedMs)}`,
+    ].join('\n'),
   );
-  appendStepSummary(session, result, batch, ctx.env.GITHUB_STEP_SUMMARY);
+  const summaryFile = ctx.env.GITHUB_STEP_SUMMARY;
+  if (ctx.env.GITHUB_ACTIONS !== 'true' || !summaryFile) return;
+  try {
+    appendStepSummary(summaryFile, 'bds deliver', [
+      ['Batch', `\`${batch.id}\``],
+      ['Status', `${batch.status}${skipped ? ' (already delivered)' : ''}`],
+      ['Source', `\`${sourceId}\``],
+      ['Period', plan.period],
+      ['Product', plan.product],
+      ['Records', String(plan.recordCount)],
+      ['Size', `${formatBytes(plan.upload.size)} (${plan.upload.size} bytes)`],
+      ['SHA-256', `\`${plan.sha256}\``],
+    ]);
+  } catch (error) {
+    io.warn(`could not write the GitHub step summary to ${summaryFile}: ${(error as Error).message}`);
+  }
 }
 
 function details({ plan, sourceId }: DeliverResult): string[] {
@@ -183,33 +169,4 @@ function details({ plan, sourceId }: DeliverResult): string[] {
     `Bytes:     ${plan.upload.size} (${formatBytes(plan.upload.size)})`,
     `SHA-256:   ${plan.sha256}`,
   ];
-}
-
-/** On GitHub Actions, a short Markdown table for the job's summary page. */
-function appendStepSummary(session: Session, result: DeliverResult, batch: BatchRef, file: string | undefined): void {
-  if (session.ctx.env.GITHUB_ACTIONS !== 'true' || !file) return;
-  const { plan } = result;
-  const rows = [
-    ['Batch', `\`${batch.id}\``],
-    ['Status', `${batch.status}${result.skipped ? ' (already delivered)' : ''}`],
-    ['Source', `\`${result.sourceId}\``],
-    ['Period', plan.period],
-    ['Product', plan.product],
-    ['Records', String(plan.recordCount)],
-    ['Size', `${formatBytes(plan.upload.size)} (${plan.upload.size} bytes)`],
-    ['SHA-256', `\`${plan.sha256}\``],
-  ];
-  const markdown = [
-    '### bds deliver',
-    '',
-    '| | |',
-    '|---|---|',
-    ...rows.map(([name, value]) => `| ${name} | ${value} |`),
-    '',
-  ].join('\n');
-  try {
-    appendFileSync(file, `${markdown}\n`);
-  } catch (error) {
-    session.io.warn(`could not write the GitHub step summary to ${file}: ${(error as Error).message}`);
-  }
 }

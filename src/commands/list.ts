@@ -31,8 +31,7 @@ export async function listBatches(session: Session, options: ListOptions): Promi
         (options.period === undefined || b.period === options.period) &&
         (options.product === undefined || b.product === options.product) &&
         (options.status === undefined || b.status === options.status),
-    )
-    .sort((a, b) => String(b.created_at).localeCompare(String(a.created_at)));
+    );
 }
 
 export function printBatches(session: Session, batches: BatchListEntry[]): void {

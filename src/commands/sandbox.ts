@@ -20,6 +20,12 @@ export async function runSandbox(session: Session, options: SandboxCommandOption
     port,
     storagePort: port === 0 ? 0 : port + 1,
     ...(options.dataDir ? { dataDir: path.resolve(ctx.cwd, options.dataDir) } : {}),
+  }).catch((error: { code?: string; message?: string }) => {
+    if (error.code === 'EADDRINUSE') {
+      throw new UsageError(`port ${port} or ${port + 1} is already in use`, { hint: 'choose others with --port' });
+    }
+    if (error.code === 'EADDRNOTAVAIL') throw new UsageError(`cannot listen on ${options.host}: not an address of this machine`);
+    throw error;
   });
   // A source to deliver to at once; with --data-dir, the one kept from an earlier run.
   const source = sandbox.store.sources()[0] ?? sandbox.store.createSource({ name: 'sandbox demo' });
@@ -57,4 +63,6 @@ export async function runSandbox(session: Session, options: SandboxCommandOption
   } finally {
     await sandbox.close();
   }
+  // Stopped by a signal: exit 130 or 143, as for every command.
+  throw ctx.signal.reason;
 }

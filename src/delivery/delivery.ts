@@ -12,14 +12,18 @@ import { ERROR_CODES, type BatchListEntry, type BatchRef, type BatchStatus } fro
 import type { DeliveryPlan } from './preflight.js';
 import type { DeliveryKey, DeliveryRecord, DeliveryStep, RecordStore } from './record.js';
 
-export type DeliveryState = 'ready' | 'checking' | 'creating' | 'uploading' | 'completing' | 'done' | 'failed';
+export type DeliveryState = 'ready' | 'preflight' | 'checking' | 'creating' | 'uploading' | 'completing' | 'done' | 'failed';
 
 /** Statuses that mean the file reached the service: a re-run must not deliver it again. */
 export const DELIVERED_STATUSES: readonly BatchStatus[] = ['received', 'in_review', 'accepted'];
 
 export type DeliveryEvent =
   | { type: 'state'; state: DeliveryState; detail: string }
+  /** The pre-flight passed: what will be delivered. */
+  | { type: 'checked'; plan: DeliveryPlan }
   | { type: 'progress'; sent: number; total: number }
+  /** The storage host accepted the whole file. */
+  | { type: 'uploaded'; bytes: number; ms: number }
   | { type: 'notice'; message: string };
 
 export interface DeliveryOptions {
@@ -69,18 +73,32 @@ export class Delivery extends EventEmitter {
 
   /** The re-run check (GET /batches), or with --force only what this machine's record says. */
   async check(): Promise<CheckOutcome> {
-    const record = this.record;
-    const unfinished = record && record.step !== 'completed' ? record : undefined;
-    if (this.options.force) return unfinished ? { kind: 'resume', record: unfinished, batch: undefined } : { kind: 'new' };
+    return this.decide(this.options.force ? undefined : await this.periodBatches());
+  }
 
+  /** For --dry-run: what run() would do, and the newest batch of this period and product, if any. */
+  async preview(): Promise<{ outcome: CheckOutcome; existing: BatchListEntry | undefined }> {
+    const batches = await this.periodBatches();
+    return { outcome: this.decide(this.options.force ? undefined : batches), existing: batches[0] };
+  }
+
+  private async periodBatches(): Promise<BatchListEntry[]> {
     this.setState('checking', `checking ${this.key.sourceId} for an earlier ${this.key.product} batch of ${this.key.period}`);
-    const batches = (await this.options.api.listBatches(this.key.sourceId)).filter(
+    return (await this.options.api.listBatches(this.key.sourceId)).filter(
       (b) => b.period === this.key.period && b.product === this.key.product,
     );
+  }
+
+  /** `batches`: this period's, newest first; undefined with --force, when only the record counts. */
+  private decide(batches: BatchListEntry[] | undefined): CheckOutcome {
+    const record = this.record;
+    const unfinished = record && record.step !== 'completed' ? record : undefined;
+    if (batches === undefined) return unfinished ? { kind: 'resume', record: unfinished, batch: undefined } : { kind: 'new' };
+
     const delivered = batches.filter((b) => DELIVERED_STATUSES.includes(b.status));
     const ours = record?.batchId === undefined ? undefined : batches.find((b) => b.id === record.batchId);
     if (ours && DELIVERED_STATUSES.includes(ours.status)) return { kind: 'delivered', batch: ours };
-    if (delivered.length > 0) return { kind: 'conflict', batch: newest(delivered) };
+    if (delivered[0]) return { kind: 'conflict', batch: delivered[0] };
     if (unfinished && (unfinished.batchId === undefined || ours?.status === 'awaiting_upload')) {
       return { kind: 'resume', record: unfinished, batch: ours };
     }
@@ -171,6 +189,7 @@ export class Delivery extends EventEmitter {
     const record = this.requireRecord();
     const total = plan.upload.size;
     this.setState('uploading', `uploading ${plan.upload.size} bytes to ${record.batchId}`);
+    const started = this.options.now().getTime();
     this.emitEvent({ type: 'progress', sent: 0, total });
     await api.upload(
       record.upload!,
@@ -185,6 +204,7 @@ export class Delivery extends EventEmitter {
     );
     this.assertFileUnchanged();
     this.save({ step: 'uploaded' });
+    this.emitEvent({ type: 'uploaded', bytes: total, ms: this.options.now().getTime() - started });
   }
 
   private async complete(): Promise<BatchRef> {
@@ -285,10 +305,6 @@ export class Delivery extends EventEmitter {
 
 function isChecksumMismatch(error: ApiError): boolean {
   return error.code === ERROR_CODES.checksumMismatch || (error.status === 422 && /checksum|sha-?256/i.test(error.message));
-}
-
-function newest(batches: BatchListEntry[]): BatchListEntry {
-  return [...batches].sort((a, b) => String(b.created_at).localeCompare(String(a.created_at)))[0]!;
 }
 
 function conflictError(batch: BatchListEntry, key: DeliveryKey): ApiError {

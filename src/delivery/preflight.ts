@@ -74,7 +74,12 @@ async function listFolder(dir: string): Promise<string[]> {
     throw new UsageError(`no such folder: ${dir}`);
   }
   if (!stat.isDirectory()) throw new UsageError(`not a folder: ${dir}`, { hint: 'name the folder the scrubber wrote' });
-  const entries = await fs.readdir(dir);
+  let entries: string[];
+  try {
+    entries = await fs.readdir(dir);
+  } catch (error) {
+    throw new UsageError(`cannot read the folder ${dir} (${(error as { code?: string }).code ?? 'unreadable'})`);
+  }
   if (entries.length === 0) throw new UsageError(`the folder ${dir} is empty`, { hint: 'name the folder the scrubber wrote' });
   return entries;
 }

@@ -16,7 +16,7 @@ import {
   writeSync,
 } from 'node:fs';
 import path from 'node:path';
-import { LockedError } from '../errors.js';
+import { BdsError, LockedError, UsageError } from '../errors.js';
 import type { BatchStatus, UploadTarget } from '../api/types.js';
 
 export interface DeliveryKey {
@@ -74,6 +74,10 @@ export class RecordStore {
 
   /** Replaces the record atomically: a temp file, flushed, then renamed over the old one. */
   write(record: DeliveryRecord): void {
+    this.inStateFolder(() => this.writeFile(record));
+  }
+
+  private writeFile(record: DeliveryRecord): void {
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
     const file = this.recordPath(record);
     const temp = `${file}.${randomUUID()}.tmp`;
@@ -92,6 +96,10 @@ export class RecordStore {
    * A lock whose holder is no longer running is taken over.
    */
   lock(key: Omit<DeliveryKey, 'sha256'>, owner: LockOwner, isAlive: (pid: number) => boolean): () => void {
+    return this.inStateFolder(() => this.takeLock(key, owner, isAlive));
+  }
+
+  private takeLock(key: Omit<DeliveryKey, 'sha256'>, owner: LockOwner, isAlive: (pid: number) => boolean): () => void {
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
     const file = path.join(this.dir, `${this.baseName(key)}.lock`);
     const locked = (holder: LockOwner | undefined): LockedError =>
@@ -140,6 +148,19 @@ export class RecordStore {
       rmSync(aside, { force: true });
     }
     throw locked(readOwner(file));
+  }
+
+  /** A state folder bds cannot write is the user's to fix, not a bug. */
+  private inStateFolder<T>(work: () => T): T {
+    try {
+      return work();
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      if (error instanceof BdsError || code === undefined) throw error;
+      throw new UsageError(`cannot write the delivery records in ${this.dir} (${code})`, {
+        hint: 'bds keeps them under $XDG_STATE_HOME/bds (default ~/.local/state/bds): make it writable, or set XDG_STATE_HOME',
+      });
+    }
   }
 
   private recordPath(key: DeliveryKey): string {

@@ -7,6 +7,7 @@ import type { Ora } from 'ora';
 import type { Env, OutputStream } from '../context.js';
 import { BdsError } from '../errors.js';
 import { timestamp } from './format.js';
+import { githubAnnotation } from './github.js';
 import { progressBar, progressLine } from './progress.js';
 
 export interface OutputFlags {
@@ -64,8 +65,8 @@ export class IO {
 
   /** A value that must never be printed (the API key): every write replaces it, as a last line of defence. */
   addSecret(secret: string): void {
-    // Short values (a bare "svc_live_") would garble ordinary text and reveal nothing.
-    if (secret.length >= 16) this.secrets.push(secret);
+    // A bare prefix ("svc_live_") would garble ordinary text and reveals nothing.
+    if (secret.length > 'svc_live_'.length) this.secrets.push(secret);
   }
 
   /** Loads the spinner library, only when it will be used. */
@@ -151,7 +152,7 @@ export class IO {
       this.write(this.options.stderr, `${this.err.dim(error.stack)}\n`);
     }
     if (this.options.env.GITHUB_ACTIONS === 'true') {
-      this.write(this.options.stderr, `::error title=bds::${escapeAnnotation(message)}\n`);
+      this.write(this.options.stderr, githubAnnotation(message));
     }
     if (this.flags.json) {
       this.write(this.options.stdout, `${JSON.stringify({ error: { message, ...(hint ? { hint } : {}), exit_code: exitCode } }, null, 2)}\n`);
@@ -215,9 +216,4 @@ export class IO {
 /** CI consoles get plain lines even when they claim a terminal; CI=false or CI=0 says this is not CI. */
 function inCi(env: Env): boolean {
   return env.CI !== undefined && !['', '0', 'false'].includes(env.CI.toLowerCase());
-}
-
-/** GitHub's workflow-command escaping for the message part. */
-export function escapeAnnotation(text: string): string {
-  return text.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
 }

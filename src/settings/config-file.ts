@@ -52,10 +52,10 @@ export async function loadConfigFile(options: {
     searchPlaces: SEARCH_PLACES,
     loaders: {
       ...Object.fromEntries(CODE_EXTENSIONS.map((ext) => [ext, refuse])),
-      '.json': defaultLoaders['.json'],
-      '.yaml': defaultLoaders['.yaml'],
-      '.yml': defaultLoaders['.yml'],
-      noExt: defaultLoaders.noExt,
+      '.json': dataOnly(defaultLoaders['.json']),
+      '.yaml': dataOnly(defaultLoaders['.yaml']),
+      '.yml': dataOnly(defaultLoaders['.yml']),
+      noExt: dataOnly(defaultLoaders.noExt),
     },
     cache: false,
   });
@@ -67,6 +67,7 @@ export async function loadConfigFile(options: {
     try {
       result = await explorer.load(file);
     } catch (error) {
+      if (error instanceof UsageError) throw error;
       throw new UsageError(`cannot read the config file ${file}: ${describeLoadError(error)}`);
     }
   } else {
@@ -80,6 +81,24 @@ export async function loadConfigFile(options: {
   }
   if (!result) return undefined;
   return parseConfig(result.filepath, result.isEmpty ? {} : result.config);
+}
+
+type Loader = (filepath: string, content: string) => unknown;
+
+/**
+ * cosmiconfig merges files named in `$import`: settings (a key among them) from a file nobody checked for its
+ * permissions, or code. One file holds all of bds's settings.
+ */
+function dataOnly(load: Loader): Loader {
+  return async (filepath, content) => {
+    const value = await load(filepath, content);
+    if (value !== null && typeof value === 'object' && '$import' in value) {
+      throw new UsageError(`the config file ${filepath} uses $import, which bds does not follow`, {
+        hint: 'put all of bds\'s settings in that one file',
+      });
+    }
+    return value;
+  };
 }
 
 function parseConfig(file: string, config: unknown): ConfigFile {

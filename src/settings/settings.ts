@@ -6,6 +6,7 @@ import path from 'node:path';
 import { AuthError, UsageError } from '../errors.js';
 import { KEY_PREFIXES, type KeyMode } from '../api/types.js';
 import { loadConfigFile, type ConfigFile, type ConfigValues } from './config-file.js';
+import { isLoopback } from '../url-rules.js';
 
 export interface SettingsFlags {
   baseUrl?: string | undefined;
@@ -145,11 +146,6 @@ export function requireSource(settings: Settings): string {
     });
   }
   return settings.sourceId.value;
-}
-
-export function isLoopback(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
 }
 
 function pick<T>(...candidates: Array<[T | undefined, string]>): Sourced<T> | undefined {
