@@ -2,6 +2,7 @@
 // Command modules load only when their command runs, so that --help and --version stay quick.
 
 import { Command, CommanderError, Option } from 'commander';
+import { BATCH_STATUSES, PRODUCTS } from './api/types.js';
 import type { Context } from './context.js';
 import { BdsError, EXIT, InternalError } from './errors.js';
 // Type only: the session (and with it chalk and the output code) loads when a command runs, not for --help.
@@ -125,7 +126,7 @@ export function buildProgram(ctx: Context, runner: Runner): Command {
     .argument('<dir>', 'the folder: report.json, schema.json and one *.jsonl.gz (or *.jsonl)')
     .option('--period <YYYY-MM>', 'the month the data covers')
     .option('--source <id>', 'source id (BDS_SOURCE_ID)')
-    .addOption(new Option('--product <product>', 'product; default from schema.format').choices(['records', 'episodes', 'environment']))
+    .addOption(new Option('--product <product>', 'product; default from schema.format').choices(PRODUCTS))
     .option('--file <path>', 'the data file, when the folder holds several')
     .option('--schema <path>', 'the schema file (default <dir>/schema.json)')
     .option('--report <path>', 'the scrub report (default <dir>/report.json)')
@@ -141,9 +142,9 @@ export function buildProgram(ctx: Context, runner: Runner): Command {
   command('list', "list a source's batches, newest first")
     .option('--source <id>', 'source id (BDS_SOURCE_ID)')
     .option('--period <YYYY-MM>', 'only this month')
-    .addOption(new Option('--product <product>', 'only this product').choices(['records', 'episodes', 'environment']))
+    .addOption(new Option('--product <product>', 'only this product').choices(PRODUCTS))
     .addOption(
-      new Option('--status <status>', 'only this status').choices(['awaiting_upload', 'received', 'in_review', 'accepted', 'rejected']),
+      new Option('--status <status>', 'only this status').choices(BATCH_STATUSES),
     )
     .action(async (options: CommonOptions & { period?: string; product?: string; status?: string }) =>
       runner(options, async (session) => {

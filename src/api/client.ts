@@ -9,6 +9,7 @@ import {
   IDEMPOTENCY_HEADER,
   type BatchListEntry,
   type BatchRef,
+  type CompleteBatchRequest,
   type CompleteBatchResponse,
   type CreateBatchRequest,
   type CreateBatchResponse,
@@ -67,7 +68,7 @@ export class ApiClient {
     const res = await this.http.json<CompleteBatchResponse>(
       'POST',
       `${API_PREFIX}/batches/${encodeURIComponent(id)}/complete`,
-      { body: { sha256 } },
+      { body: { sha256 } satisfies CompleteBatchRequest },
     );
     checkBatch(res, res.body.batch, 'POST /complete');
     return res.body.batch;

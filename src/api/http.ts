@@ -283,7 +283,9 @@ export class HttpClient {
       );
     }
     if ((status === 401 || status === 403) && new URL(info.url).origin === this.baseUrl.origin) {
-      return new AuthError(line, { hint: 'check the API key with: bds whoami' });
+      return new AuthError(line, {
+        hint: 'the API refused the key: check BDS_API_KEY, BDS_API_KEY_FILE or apiKey, and that it is for this base URL',
+      });
     }
     if (RETRY_STATUSES.has(status)) {
       return new Retryable(new NetworkError(line, info), retryAfterMs(header(headers, 'retry-after'), this.options.now()));

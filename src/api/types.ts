@@ -124,6 +124,5 @@ export interface ErrorBody {
 /** Error codes the client acts on (beyond showing the message). */
 export const ERROR_CODES = {
   checksumMismatch: 'checksum_mismatch',
-  alreadyCompleted: 'already_completed',
   uploadMissing: 'upload_missing',
 } as const;

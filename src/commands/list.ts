@@ -1,7 +1,6 @@
 // bds list: a source's batches, newest first. Filters other than the source apply here, on the client.
 
-import { UsageError } from '../errors.js';
-import { BATCH_STATUSES, PRODUCTS, type BatchListEntry, type BatchStatus } from '../api/types.js';
+import type { BatchListEntry, BatchStatus } from '../api/types.js';
 import { renderTable } from '../output/table.js';
 import type { ChalkInstance } from 'chalk';
 import type { Session } from './session.js';
@@ -13,17 +12,13 @@ export interface ListOptions {
 }
 
 export async function listBatches(session: Session, options: ListOptions): Promise<BatchListEntry[]> {
-  if (options.period !== undefined && !/^\d{4}-(0[1-9]|1[0-2])$/.test(options.period)) {
-    throw new UsageError(`--period ${options.period} is not of the form YYYY-MM`);
-  }
-  if (options.product !== undefined && !(PRODUCTS as readonly string[]).includes(options.product)) {
-    throw new UsageError(`--product ${options.product} is not one of ${PRODUCTS.join(', ')}`);
-  }
-  if (options.status !== undefined && !(BATCH_STATUSES as readonly string[]).includes(options.status)) {
-    throw new UsageError(`--status ${options.status} is not one of ${BATCH_STATUSES.join(', ')}`);
-  }
+  // --product and --status are checked by their choices in main.ts; the period's form is checked here.
+  const [{ requireSource }, { checkPeriodForm }] = await Promise.all([
+    import('../settings/settings.js'),
+    import('../delivery/preflight.js'),
+  ]);
+  if (options.period !== undefined) checkPeriodForm(options.period);
   const { api, settings } = await session.connect();
-  const { requireSource } = await import('../settings/settings.js');
   const batches = await api.listBatches(requireSource(settings));
   return batches
     .filter(

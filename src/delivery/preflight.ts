@@ -6,7 +6,7 @@ import { promises as fs, type Stats } from 'node:fs';
 import path from 'node:path';
 import { UsageError } from '../errors.js';
 import { PRODUCTS, type Product, type Schema, type ScrubReport } from '../api/types.js';
-import type { ScanResult, UploadFile } from './scan.js';
+import type { ScanResult } from './scan.js';
 
 export interface PreflightOptions {
   dir: string;
@@ -31,8 +31,6 @@ export interface FolderCheck {
   warnings: string[];
 }
 
-export type { UploadFile };
-
 /** A folder that passed the whole pre-flight: the checks, then one pass over the data file (scan.ts). */
 export type DeliveryPlan = FolderCheck & ScanResult;
 
@@ -54,12 +52,17 @@ export async function checkFolder(options: PreflightOptions): Promise<FolderChec
   return { dir, dataFile, product, period, schema: schema as Schema, report, warnings };
 }
 
-export function checkPeriod(period: string | undefined, now: Date, warnings: string[]): string {
-  if (period === undefined || period === '') throw new UsageError('missing --period YYYY-MM (the month the data covers)');
+/** YYYY-MM with a month from 01 to 12. */
+export function checkPeriodForm(period: string): void {
   const match = /^(\d{4})-(\d{2})$/.exec(period);
   if (!match) throw new UsageError(`--period ${period} is not of the form YYYY-MM (for example 2024-05)`);
   const month = Number(match[2]);
   if (month < 1 || month > 12) throw new UsageError(`--period ${period}: month ${match[2]} is not between 01 and 12`);
+}
+
+export function checkPeriod(period: string | undefined, now: Date, warnings: string[]): string {
+  if (period === undefined || period === '') throw new UsageError('missing --period YYYY-MM (the month the data covers)');
+  checkPeriodForm(period);
   const current = `${now.getUTCFullYear()}-${String(now.getUTCMonth() + 1).padStart(2, '0')}`;
   if (period > current) throw new UsageError(`--period ${period} is in the future (this month is ${current}, UTC)`);
   if (period === current) warnings.push(`--period ${period} is the current month, which is not over yet`);
