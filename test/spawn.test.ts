@@ -77,4 +77,17 @@ describe('bin/bds.js', () => {
     expect(res.stderr).toMatch(/^bds: port \d+ or \d+ is already in use/m);
     expect(res.stderr).toMatch(/--port/);
   });
+
+  it('a reader that closes the pipe early is no crash: the command carries on and exits 0', async () => {
+    const box = await sandbox();
+    const source = newSource(box);
+    const folder = makeFolder();
+    const res = await spawnCli(['deliver', folder.dir, '--period', '2024-05', '--source', source], {
+      env: sandboxEnv(box),
+      onSpawn: (child) => child.stdout!.destroy(),
+    });
+    expect(res.stderr).not.toMatch(/Unhandled|EPIPE/);
+    expect(res.code).toBe(0);
+    expect(box.store.batches()[0]!.status).toBe('received');
+  });
 });
