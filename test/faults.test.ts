@@ -4,28 +4,12 @@ import { createServer } from 'node:net';
 import { appendFileSync, readdirSync, readFileSync, utimesSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Sandbox } from '../src/sandbox/index.js';
-import { count, makeFolder, newSource, run, sandbox, sandboxEnv, tempDir, type Folder, type RunOptions } from './helpers.js';
+import { count, deliverTo, expectOneReceived, makeFolder, run, sandbox, tempDir } from './helpers.js';
 
 const PERIOD = '2024-05';
 
 /** The production retry policy (FAST_HTTP shortens it), so that the sleeps show the real delays. */
 const PRODUCTION_DELAYS = { baseDelayMs: 1_000, maxDelayMs: 20_000, maxRetryAfterMs: 60_000, maxTotalMs: 120_000 };
-
-async function deliver(box: Sandbox, folder: Folder, options: RunOptions & { args?: string[] } = {}) {
-  const source = box.store.sources()[0]?.id ?? newSource(box);
-  return run(['deliver', folder.dir, '--period', PERIOD, '--source', source, ...(options.args ?? [])], {
-    ...options,
-    env: { ...sandboxEnv(box), ...options.env },
-  });
-}
-
-/** Exactly one batch is `received`, and it holds the file's bytes. */
-function expectOneReceived(box: Sandbox, folder: Folder): void {
-  const received = box.store.batches().filter((b) => b.status === 'received');
-  expect(received).toHaveLength(1);
-  expect(box.store.uploadedBytes(received[0]!.id)!.equals(folder.uploaded)).toBe(true);
-}
 
 function sum(values: number[]): number {
   return values.reduce((a, b) => a + b, 0);
@@ -49,7 +33,7 @@ describe('1. retries', () => {
     const folder = makeFolder();
     box.faults.add({ route: 'create', status, times: 2 });
     const sleeps: number[] = [];
-    const res = await deliver(box, folder, { sleeps });
+    const res = await deliverTo(box, folder, { sleeps });
     expect(res.code).toBe(0);
     expect(res.stderr).toContain(`→ ${status}`);
     expect(res.stderr).toMatch(/retrying in .* \(attempt 2 of 6\)/);
@@ -82,7 +66,7 @@ describe('1. retries', () => {
     box.faults.add({ route: 'create', status: 503, retryAfter: new Date(Date.now() + 30_000).toUTCString() });
     box.faults.add({ route: 'complete', status: 503, retryAfter: '86400' });
     const sleeps: number[] = [];
-    const res = await deliver(box, folder, { sleeps, http: PRODUCTION_DELAYS });
+    const res = await deliverTo(box, folder, { sleeps, http: PRODUCTION_DELAYS });
     expect(res.code).toBe(0);
     expect(sleeps[0]).toBe(3000);
     // An HTTP date: what is left until then (whole seconds on the wire).
@@ -103,7 +87,7 @@ describe('1. retries', () => {
       clock += sum(ms);
       return Array.prototype.push.apply(sleeps, ms);
     };
-    const res = await deliver(box, folder, { sleeps, http: PRODUCTION_DELAYS, now: () => new Date(clock) });
+    const res = await deliverTo(box, folder, { sleeps, http: PRODUCTION_DELAYS, now: () => new Date(clock) });
     expect(res.code).toBe(5);
     expect([...sleeps]).toEqual([60_000, 60_000]);
     expect(res.stderr).toMatch(/gave up after 3 attempts in 120 s/);
@@ -121,7 +105,7 @@ describe('1. retries', () => {
     const folder = makeFolder();
     box.faults.add({ route: 'create', status });
     const sleeps: number[] = [];
-    const res = await deliver(box, folder, { sleeps });
+    const res = await deliverTo(box, folder, { sleeps });
     expect(res.code).toBe(code);
     expect(res.stderr).toContain(`POST ${box.baseUrl}/api/v1/batches → ${status}: injected fault`);
     expect(sleeps).toEqual([]);
@@ -135,7 +119,7 @@ describe('2. timeouts', () => {
     const box = await sandbox();
     const folder = makeFolder();
     box.faults.add({ route: 'list', hang: true, times: 10 });
-    const res = await deliver(box, folder, { http: { headersTimeoutMs: 200, maxAttempts: 3 } });
+    const res = await deliverTo(box, folder, { http: { headersTimeoutMs: 200, maxAttempts: 3 } });
     expect(res.code).toBe(5);
     expect(res.stderr).toMatch(/timed out waiting for the response .*gave up after 3 attempts/);
     expect(count(box, 'list')).toBe(3);
@@ -145,7 +129,7 @@ describe('2. timeouts', () => {
     const box = await sandbox();
     const folder = makeFolder();
     box.faults.add({ route: 'complete', hang: true });
-    const res = await deliver(box, folder);
+    const res = await deliverTo(box, folder);
     expect(res.code).toBe(0);
     expect(count(box, 'complete')).toBe(2);
     expectOneReceived(box, folder);
@@ -156,7 +140,7 @@ describe('2. timeouts', () => {
     const folder = makeFolder();
     box.faults.add({ route: 'list', stallAfterBytes: 5 });
     box.faults.add({ route: 'create', stallAfterBytes: 10 });
-    const res = await deliver(box, folder);
+    const res = await deliverTo(box, folder);
     expect(res.stderr).toContain('timed out reading the response');
     expect(res.code).toBe(0);
     // The stalled create was applied; the retry carried its idempotency key and got the same batch.
@@ -168,7 +152,7 @@ describe('2. timeouts', () => {
     const box = await sandbox();
     const folder = makeFolder();
     box.faults.add({ route: 'upload', hang: true });
-    const res = await deliver(box, folder);
+    const res = await deliverTo(box, folder);
     expect(res.code).toBe(0);
     expect(count(box, 'upload')).toBe(2);
     expectOneReceived(box, folder);
@@ -178,7 +162,7 @@ describe('2. timeouts', () => {
     const box = await sandbox();
     const folder = makeFolder();
     box.faults.add({ route: 'upload', hang: true, times: 10 });
-    const res = await deliver(box, folder, { http: { idleTimeoutMs: 200, headersTimeoutMs: 200, uploadMaxAttempts: 2 } });
+    const res = await deliverTo(box, folder, { http: { idleTimeoutMs: 200, headersTimeoutMs: 200, uploadMaxAttempts: 2 } });
     expect(res.code).toBe(5);
     expect(res.stderr).toMatch(/bds: PUT .* failed: .*gave up after 2 attempts/);
     expect(box.store.batches().map((b) => b.status)).toEqual(['awaiting_upload']);
@@ -191,7 +175,7 @@ describe('3. upload', () => {
     const folder = makeFolder({ records: 3000 });
     expect(folder.uploaded.length).toBeGreaterThan(4096);
     box.faults.add({ route: 'upload', resetAfterBytes: 2048 });
-    const res = await deliver(box, folder);
+    const res = await deliverTo(box, folder);
     expect(res.code).toBe(0);
     const uploads = box.requests.filter((r) => r.route === 'upload');
     expect(uploads).toHaveLength(2);
@@ -203,7 +187,7 @@ describe('3. upload', () => {
     const box = await sandbox();
     const folder = makeFolder();
     box.faults.add({ route: 'upload', status: 503, body: '<html><title>Service Unavailable</title></html>', times: 2 });
-    const res = await deliver(box, folder);
+    const res = await deliverTo(box, folder);
     expect(res.code).toBe(0);
     expect(count(box, 'upload')).toBe(3);
     expectOneReceived(box, folder);
@@ -214,7 +198,7 @@ describe('3. upload', () => {
     const folder = makeFolder();
     box.faults.add({ route: 'upload', status: 403, body: STORAGE_DENIED, contentType: 'application/xml' });
     const sleeps: number[] = [];
-    const res = await deliver(box, folder, { sleeps });
+    const res = await deliverTo(box, folder, { sleeps });
     expect(res.code).toBe(0);
     expect(res.stderr).toContain('AccessDenied: Request has expired');
     expect(sleeps).toEqual([]);
@@ -227,7 +211,7 @@ describe('3. upload', () => {
     // Every signed URL is expired the moment it is made.
     const box = await sandbox({ uploadTtlSeconds: -60 });
     const folder = makeFolder();
-    const res = await deliver(box, folder);
+    const res = await deliverTo(box, folder);
     expect(res.code).toBe(4);
     expect(res.stderr).toMatch(/bds: PUT http:\/\/127\.0\.0\.1:\d+\/objects\/bat_\w+\?expires=\d+&signature=REDACTED → 403: AccessDenied: Request has expired/);
     expect(res.stderr).not.toContain('<Error>');
@@ -244,7 +228,7 @@ describe('4. lost responses', () => {
     const box = await sandbox();
     const folder = makeFolder();
     box.faults.add({ route: 'create', loseResponse: true });
-    const res = await deliver(box, folder);
+    const res = await deliverTo(box, folder);
     expect(res.code).toBe(0);
     const keys = box.requests.filter((r) => r.route === 'create').map((r) => r.headers['idempotency-key']);
     expect(keys).toHaveLength(2);
@@ -258,7 +242,7 @@ describe('4. lost responses', () => {
     const box = await sandbox({ honourIdempotencyKey: false });
     const folder = makeFolder();
     box.faults.add({ route: 'create', resetAfterBytes: 0 });
-    const res = await deliver(box, folder);
+    const res = await deliverTo(box, folder);
     expect(res.code).toBe(0);
     expect(box.store.batches().map((b) => b.status).sort()).toEqual(['awaiting_upload', 'received']);
     expectOneReceived(box, folder);
@@ -268,7 +252,7 @@ describe('4. lost responses', () => {
     const box = await sandbox();
     const folder = makeFolder();
     box.faults.add({ route: 'complete', loseResponse: true });
-    const res = await deliver(box, folder, { args: ['--json'] });
+    const res = await deliverTo(box, folder, { args: ['--json'] });
     expect(res.code).toBe(0);
     expect(res.json()).toMatchObject({ batch: { status: 'received' }, skipped: false });
     expect(count(box, 'complete')).toBe(2);
@@ -281,7 +265,7 @@ describe('4. lost responses', () => {
     const box = await sandbox();
     const folder = makeFolder();
     box.faults.add({ route: 'complete', resetAfterBytes: 0 });
-    const res = await deliver(box, folder);
+    const res = await deliverTo(box, folder);
     expect(res.code).toBe(0);
     expect(box.store.batches()).toHaveLength(1);
     expectOneReceived(box, folder);
@@ -293,7 +277,7 @@ describe('9. nonsense from the server', () => {
     const box = await sandbox();
     const folder = makeFolder();
     box.faults.add({ route: 'list', status: 200, body: '<html><head><title>Login | Corp Proxy</title></head><body>…</body></html>' });
-    const res = await deliver(box, folder);
+    const res = await deliverTo(box, folder);
     expect(res.code).toBe(5);
     expect(res.stderr).toContain('with a body that is not a JSON object: an HTML page titled "Login | Corp Proxy"');
     expect(res.stderr).not.toContain('<html');
@@ -304,7 +288,7 @@ describe('9. nonsense from the server', () => {
     const box = await sandbox();
     const folder = makeFolder();
     box.faults.add({ route: 'list', status: 502, body: '<html><title>502 Bad Gateway</title></html>', times: 10 });
-    const res = await deliver(box, folder);
+    const res = await deliverTo(box, folder);
     expect(res.code).toBe(5);
     expect(res.stderr).toContain('→ 502: an HTML page titled "502 Bad Gateway"');
     expect(res.stderr).not.toContain('<html');
@@ -314,7 +298,7 @@ describe('9. nonsense from the server', () => {
     const box = await sandbox();
     const folder = makeFolder();
     box.faults.add({ route: 'complete', status: 200, body: 'OK', contentType: 'text/plain' });
-    const res = await deliver(box, folder);
+    const res = await deliverTo(box, folder);
     expect(res.code).toBe(5);
     expect(res.stderr).toContain('not a JSON object: "OK" (text/plain, 2 bytes)');
   });
@@ -324,10 +308,10 @@ describe('9. nonsense from the server', () => {
     const folder = makeFolder();
     const home = tempDir();
     box.faults.add({ route: 'create', replaceJson: { batch: { id: 'bat_x', status: 'awaiting_upload' }, upload: { method: 'PUT' } } });
-    const res = await deliver(box, folder, { home });
+    const res = await deliverTo(box, folder, { home });
     expect(res.code).toBe(5);
     expect(res.stderr).toMatch(/bds: the API's answer to POST \/batches \(200\) makes no sense: it lacks a usable upload/);
-    const again = await deliver(box, folder, { home });
+    const again = await deliverTo(box, folder, { home });
     expect(again.code).toBe(0);
     expect(box.store.batches()).toHaveLength(1);
     expectOneReceived(box, folder);
@@ -338,7 +322,7 @@ describe('9. nonsense from the server', () => {
     const folder = makeFolder();
     const upload = { url: 'http://storage.example.com/objects/bat_x?signature=abc', method: 'PUT', headers: {} };
     box.faults.add({ route: 'create', replaceJson: { batch: { id: 'bat_x', status: 'awaiting_upload' }, upload } });
-    const res = await deliver(box, folder);
+    const res = await deliverTo(box, folder);
     expect(res.code).toBe(5);
     expect(res.stderr).toMatch(/bds: the API's answer to POST \/batches \(200\) makes no sense: .*http:\/\/ only to this machine/);
     expect(count(box, 'upload')).toBe(0);
@@ -348,7 +332,7 @@ describe('9. nonsense from the server', () => {
     const box = await sandbox();
     const folder = makeFolder();
     box.faults.add({ route: 'complete', replaceJson: { ok: true } });
-    const res = await deliver(box, folder);
+    const res = await deliverTo(box, folder);
     expect(res.code).toBe(5);
     expect(res.stderr).toContain('lacks batch.id and batch.status');
   });
@@ -360,7 +344,7 @@ describe('10. the key', () => {
     const elsewhere = await sandbox();
     const folder = makeFolder();
     box.faults.add({ route: 'list', redirect: `${elsewhere.baseUrl}/api/v1/batches?token=s3cr3t` });
-    const res = await deliver(box, folder);
+    const res = await deliverTo(box, folder);
     expect(res.code).toBe(4);
     expect(res.stderr).toContain(`→ 307: redirected to ${elsewhere.baseUrl}/api/v1/batches?token=REDACTED; bds never follows redirects`);
     expect(res.stderr).not.toContain('s3cr3t');
@@ -374,7 +358,7 @@ describe('10. the key', () => {
     const home = tempDir();
     box.faults.add({ route: 'upload', status: 500 });
     box.faults.add({ route: 'complete', status: 401 });
-    const res = await deliver(box, folder, { home, args: ['--verbose'] });
+    const res = await deliverTo(box, folder, { home, args: ['--verbose'] });
     expect(res.code).toBe(3);
     expect(res.stderr).toMatch(/PUT http:\/\/127\.0\.0\.1:\d+\/objects\/bat_\w+\?expires=\d+&signature=REDACTED → 500/);
     expect(res.stderr).toContain('at '); // the stack trace --verbose adds
@@ -396,7 +380,7 @@ describe('11. integrity', () => {
     const box = await sandbox();
     const folder = makeFolder();
     box.faults.add({ route: 'upload', corruptUpload: true });
-    const res = await deliver(box, folder);
+    const res = await deliverTo(box, folder);
     expect(res.code).toBe(0);
     expect(res.stderr).toContain(`the stored file does not match sha256 ${folder.sha256}; uploading again`);
     expect(count(box, 'upload')).toBe(2);
@@ -409,7 +393,7 @@ describe('11. integrity', () => {
     const box = await sandbox();
     const folder = makeFolder();
     box.faults.add({ route: 'upload', corruptUpload: true, times: 2 });
-    const res = await deliver(box, folder);
+    const res = await deliverTo(box, folder);
     expect(res.code).toBe(4);
     const [batch] = box.store.batches();
     expect(batch!.status).toBe('awaiting_upload');
@@ -424,7 +408,7 @@ describe('11. integrity', () => {
     const box = await sandbox();
     const folder = makeFolder();
     box.faults.add({ route: 'create', delayMs: 600 });
-    const running = deliver(box, folder);
+    const running = deliverTo(box, folder);
     while (count(box, 'create') === 0) await new Promise((r) => setTimeout(r, 10));
     appendFileSync(folder.dataFile, 'more');
     const res = await running;
@@ -438,7 +422,7 @@ describe('11. integrity', () => {
     const box = await sandbox();
     const folder = makeFolder();
     box.faults.add({ route: 'create', delayMs: 600 });
-    const running = deliver(box, folder);
+    const running = deliverTo(box, folder);
     while (count(box, 'create') === 0) await new Promise((r) => setTimeout(r, 10));
     utimesSync(folder.dataFile, new Date(), new Date(Date.now() + 5_000));
     const res = await running;

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
-import { afterAll, afterEach } from 'vitest';
+import { afterAll, afterEach, expect } from 'vitest';
 import type { Context, OutputStream } from '../src/context.js';
 import type { HttpTuning } from '../src/api/http.js';
 import { main } from '../src/main.js';
@@ -214,4 +214,25 @@ export function makeFolder(options: FolderOptions = {}): Folder {
 /** How many requests of a route the sandbox has seen. */
 export function count(box: Sandbox, route: string): number {
   return box.requests.filter((r) => r.route === route).length;
+}
+
+/** `bds deliver <folder> --period 2024-05` to the sandbox's first source (made if there is none). */
+export async function deliverTo(box: Sandbox, folder: Folder, options: RunOptions & { args?: string[] } = {}): Promise<RunResult> {
+  const source = box.store.sources()[0]?.id ?? newSource(box);
+  return run(['deliver', folder.dir, '--period', '2024-05', '--source', source, ...(options.args ?? [])], {
+    ...options,
+    env: { ...sandboxEnv(box), ...options.env },
+  });
+}
+
+/** The statuses of every batch the sandbox holds, sorted. */
+export function statuses(box: Sandbox): string[] {
+  return box.store.batches().map((b) => b.status).sort();
+}
+
+/** Exactly one batch is `received`, and it holds the file's bytes. */
+export function expectOneReceived(box: Sandbox, folder: Folder): void {
+  const received = box.store.batches().filter((b) => b.status === 'received');
+  expect(received).toHaveLength(1);
+  expect(box.store.uploadedBytes(received[0]!.id)!.equals(folder.uploaded)).toBe(true);
 }

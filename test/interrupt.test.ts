@@ -8,26 +8,18 @@ import { InterruptedError } from '../src/errors.js';
 import type { Fault, Sandbox } from '../src/sandbox/index.js';
 import {
   count,
+  deliverTo,
   makeFolder,
   newSource,
-  run,
   sandbox,
   sandboxEnv,
   spawnCli,
+  statuses,
   tempDir,
   type Folder,
-  type RunOptions,
 } from './helpers.js';
 
 const PERIOD = '2024-05';
-
-async function deliver(box: Sandbox, folder: Folder, options: RunOptions = {}) {
-  const source = box.store.sources()[0]?.id ?? newSource(box);
-  return run(['deliver', folder.dir, '--period', PERIOD, '--source', source], {
-    ...options,
-    env: { ...sandboxEnv(box), ...options.env },
-  });
-}
 
 async function until(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -40,13 +32,14 @@ async function until(condition: () => boolean, what: string, timeoutMs = 10_000)
 /** A delivery in process, interrupted with `signal` as soon as `when` holds. */
 async function deliverInterrupted(box: Sandbox, folder: Folder, home: string, when: () => boolean, signal: 'SIGINT' | 'SIGTERM' = 'SIGINT') {
   const controller = new AbortController();
-  const running = deliver(box, folder, { home, signal: controller.signal });
+  const running = deliverTo(box, folder, { home, signal: controller.signal });
   await until(when, 'the step to interrupt');
   controller.abort(new InterruptedError(signal));
   return running;
 }
 
-function expectOneReceived(box: Sandbox, folder: Folder): void {
+/** The sandbox holds one batch, `received`, with the file's bytes. */
+function expectOnlyBatchReceived(box: Sandbox, folder: Folder): void {
   const batches = box.store.batches();
   expect(batches.map((b) => b.status)).toEqual(['received']);
   expect(box.store.uploadedBytes(batches[0]!.id)!.equals(folder.uploaded)).toBe(true);
@@ -90,11 +83,11 @@ describe('6. killed at any step, then run again: exactly one received batch', ()
     expect(first.stderr).toContain('bds: interrupted by SIGINT');
     expect(first.stderr).toContain('run the same command again to resume');
 
-    const again = await deliver(box, folder, { home });
+    const again = await deliverTo(box, folder, { home });
     expect(again.stderr).not.toContain('bds:');
     expect(again.code).toBe(0);
     expect(again.stdout).toMatch(/(Delivered|Already delivered as) bat_\w+ \(received\)/);
-    expectOneReceived(box, folder);
+    expectOnlyBatchReceived(box, folder);
   });
 
   it('an interrupted batch whose upload URL has expired gets one fresh batch on the re-run', async () => {
@@ -107,20 +100,16 @@ describe('6. killed at any step, then run again: exactly one received batch', ()
     expect(first.code).toBe(130);
     offsetMs = 2 * 3600_000;
 
-    const again = await deliver(box, folder, { home });
+    const again = await deliverTo(box, folder, { home });
     expect(again.code).toBe(0);
     expect(again.stderr).toContain('resuming the interrupted delivery');
     expect(again.stderr).toContain('AccessDenied: Request has expired');
     expect(count(box, 'create')).toBe(2);
     const received = box.store.batches().filter((b) => b.status === 'received');
-    expect(statusesOf(box)).toEqual(['awaiting_upload', 'received']);
+    expect(statuses(box)).toEqual(['awaiting_upload', 'received']);
     expect(box.store.uploadedBytes(received[0]!.id)!.equals(folder.uploaded)).toBe(true);
   });
 });
-
-function statusesOf(box: Sandbox): string[] {
-  return box.store.batches().map((b) => b.status).sort();
-}
 
 describe('7. SIGINT and SIGTERM in process', () => {
   it('SIGTERM during the upload exits 143 with the record saved, and the re-run resumes that batch', async () => {
@@ -138,11 +127,11 @@ describe('7. SIGINT and SIGTERM in process', () => {
     // Written through a temp file and a rename: none is left behind.
     expect(readdirSync(path.join(home, '.local', 'state', 'bds', 'deliveries')).filter((f) => f.endsWith('.tmp'))).toEqual([]);
 
-    const again = await deliver(box, folder, { home });
+    const again = await deliverTo(box, folder, { home });
     expect(again.code).toBe(0);
     expect(again.stderr).toContain(`resuming the interrupted delivery of ${batch!.id}`);
     expect(count(box, 'create')).toBe(1);
-    expectOneReceived(box, folder);
+    expectOnlyBatchReceived(box, folder);
     expect(readRecord(home)).toMatchObject({ step: 'completed', status: 'received' });
   });
 });
@@ -175,7 +164,7 @@ describe('7. real signals on bin/bds.js (needs npm run build)', () => {
     expect(again.code).toBe(0);
     expect(again.stderr).toContain('resuming the interrupted delivery');
     expect(count(box, 'create')).toBe(1);
-    expectOneReceived(box, folder);
+    expectOnlyBatchReceived(box, folder);
   });
 
   it('SIGKILL during the upload, then a re-run: the stale lock is taken over and the batch finished', async () => {
@@ -195,7 +184,7 @@ describe('7. real signals on bin/bds.js (needs npm run build)', () => {
     expect(again.stderr).not.toContain('bds:');
     expect(again.code).toBe(0);
     expect(count(box, 'create')).toBe(1);
-    expectOneReceived(box, folder);
+    expectOnlyBatchReceived(box, folder);
     expect(readdirSync(dir).filter((name) => name.endsWith('.lock'))).toHaveLength(0);
   });
 });

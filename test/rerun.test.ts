@@ -5,21 +5,9 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { RecordStore, stateDir } from '../src/delivery/record.js';
 import type { Sandbox } from '../src/sandbox/index.js';
-import { count, makeFolder, newSource, run, sandbox, sandboxEnv, tempDir, type Folder, type RunOptions } from './helpers.js';
+import { count, deliverTo, makeFolder, newSource, sandbox, statuses, tempDir } from './helpers.js';
 
 const PERIOD = '2024-05';
-
-async function deliver(box: Sandbox, folder: Folder, options: RunOptions & { args?: string[] } = {}) {
-  const source = box.store.sources()[0]?.id ?? newSource(box);
-  return run(['deliver', folder.dir, '--period', PERIOD, '--source', source, ...(options.args ?? [])], {
-    ...options,
-    env: { ...sandboxEnv(box), ...options.env },
-  });
-}
-
-function statuses(box: Sandbox): string[] {
-  return box.store.batches().map((b) => b.status).sort();
-}
 
 /** Routes of the requests made since `from`. */
 function routesSince(box: Sandbox, from: number): string[] {
@@ -31,14 +19,14 @@ describe('5. re-runs', () => {
     const box = await sandbox();
     const folder = makeFolder();
     const home = tempDir();
-    expect((await deliver(box, folder, { home })).code).toBe(0);
+    expect((await deliverTo(box, folder, { home })).code).toBe(0);
     const id = box.store.batches()[0]!.id;
     const before = box.requests.length;
 
-    const text = await deliver(box, folder, { home });
+    const text = await deliverTo(box, folder, { home });
     expect(text.code).toBe(0);
     expect(text.stdout).toContain(`Already delivered as ${id} (received); nothing was sent.`);
-    const json = await deliver(box, folder, { home, args: ['--json'] });
+    const json = await deliverTo(box, folder, { home, args: ['--json'] });
     expect(json.code).toBe(0);
     expect(json.json()).toMatchObject({ batch: { id, status: 'received' }, skipped: true });
     expect(routesSince(box, before)).toEqual(['list', 'list']);
@@ -49,9 +37,9 @@ describe('5. re-runs', () => {
     const box = await sandbox();
     const folder = makeFolder();
     const home = tempDir();
-    expect((await deliver(box, folder, { home })).code).toBe(0);
+    expect((await deliverTo(box, folder, { home })).code).toBe(0);
     box.store.setStatus(box.store.batches()[0]!.id, 'in_review');
-    const res = await deliver(box, folder, { home });
+    const res = await deliverTo(box, folder, { home });
     expect(res.code).toBe(0);
     expect(res.stdout).toMatch(/Already delivered as bat_\w+ \(in_review\)/);
     expect(count(box, 'create')).toBe(1);
@@ -60,18 +48,18 @@ describe('5. re-runs', () => {
   it('a delivered period from another file needs --force', async () => {
     const box = await sandbox();
     const home = tempDir();
-    expect((await deliver(box, makeFolder({ records: 3 }), { home })).code).toBe(0);
+    expect((await deliverTo(box, makeFolder({ records: 3 }), { home })).code).toBe(0);
     const id = box.store.batches()[0]!.id;
     const other = makeFolder({ records: 4 });
 
-    const refused = await deliver(box, other, { home });
+    const refused = await deliverTo(box, other, { home });
     expect(refused.code).toBe(4);
     expect(refused.stderr).toContain(`was already delivered as ${id} (received)`);
     expect(refused.stderr).toContain('--force');
     expect(count(box, 'create')).toBe(1);
 
     const before = box.requests.length;
-    const forced = await deliver(box, other, { home, args: ['--force'] });
+    const forced = await deliverTo(box, other, { home, args: ['--force'] });
     expect(forced.code).toBe(0);
     expect(routesSince(box, before)).toEqual(['create', 'upload', 'complete']);
     expect(statuses(box)).toEqual(['received', 'received']);
@@ -80,8 +68,8 @@ describe('5. re-runs', () => {
   it('the same file delivered from another machine (no record here) needs --force', async () => {
     const box = await sandbox();
     const folder = makeFolder();
-    expect((await deliver(box, folder)).code).toBe(0);
-    const res = await deliver(box, folder);
+    expect((await deliverTo(box, folder)).code).toBe(0);
+    const res = await deliverTo(box, folder);
     expect(res.code).toBe(4);
     expect(res.stderr).toMatch(/already delivered as bat_\w+ \(received\), from another file or by another machine/);
     expect(statuses(box)).toEqual(['received']);
@@ -91,9 +79,9 @@ describe('5. re-runs', () => {
     const box = await sandbox();
     const folder = makeFolder();
     const home = tempDir();
-    expect((await deliver(box, folder, { home })).code).toBe(0);
+    expect((await deliverTo(box, folder, { home })).code).toBe(0);
     box.store.setStatus(box.store.batches()[0]!.id, 'rejected');
-    const res = await deliver(box, folder, { home, args: ['--json'] });
+    const res = await deliverTo(box, folder, { home, args: ['--json'] });
     expect(res.code).toBe(0);
     expect(res.json()).toMatchObject({ batch: { status: 'received' }, skipped: false });
     expect(statuses(box)).toEqual(['received', 'rejected']);
@@ -118,7 +106,7 @@ describe('8. two bds processes at once', () => {
     const home = tempDir();
     const source = newSource(box);
     holdLock(box, home, source, 4242);
-    const res = await deliver(box, folder, { home, pid: 5000, isProcessAlive: (pid) => pid === 4242 });
+    const res = await deliverTo(box, folder, { home, pid: 5000, isProcessAlive: (pid) => pid === 4242 });
     expect(res.code).toBe(6);
     expect(res.stderr).toMatch(/bds: another bds process \(pid 4242 on test-host, since 2024-06-01T00:00:00.000Z\) is delivering/);
     expect(count(box, 'create')).toBe(0);
@@ -131,7 +119,7 @@ describe('8. two bds processes at once', () => {
     const home = tempDir();
     const source = newSource(box);
     holdLock(box, home, source, 4242);
-    const res = await deliver(box, folder, { home, pid: 5000, isProcessAlive: (pid) => pid === 4242 });
+    const res = await deliverTo(box, folder, { home, pid: 5000, isProcessAlive: (pid) => pid === 4242 });
     expect(res.code).toBe(6);
   });
 
@@ -141,7 +129,7 @@ describe('8. two bds processes at once', () => {
     const home = tempDir();
     const source = newSource(box);
     holdLock(box, home, source, 4242);
-    const res = await deliver(box, folder, { home, pid: 5000, isProcessAlive: () => false });
+    const res = await deliverTo(box, folder, { home, pid: 5000, isProcessAlive: () => false });
     expect(res.code).toBe(0);
     expect(statuses(box)).toEqual(['received']);
     const dir = path.join(home, '.local', 'state', 'bds', 'deliveries');
@@ -157,9 +145,9 @@ describe('8. two bds processes at once', () => {
     newSource(box);
     // The first holds the lock while the storage host takes its time; the second starts meanwhile.
     box.faults.add({ route: 'upload', delayMs: 1500 });
-    const first = deliver(box, folder, { home, pid: 1001, http: { idleTimeoutMs: 5_000, headersTimeoutMs: 5_000 } });
+    const first = deliverTo(box, folder, { home, pid: 1001, http: { idleTimeoutMs: 5_000, headersTimeoutMs: 5_000 } });
     while (count(box, 'upload') === 0) await new Promise((r) => setTimeout(r, 10));
-    const second = await deliver(box, folder, { home, pid: 1002, isProcessAlive: (pid) => pid === 1001 });
+    const second = await deliverTo(box, folder, { home, pid: 1002, isProcessAlive: (pid) => pid === 1001 });
     expect(second.code).toBe(6);
     expect(second.stderr).toContain('pid 1001');
     expect((await first).code).toBe(0);
