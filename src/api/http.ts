@@ -1,7 +1,7 @@
 // The one HTTP client: base URL, key (only to the API's origin), headers, timeouts, retries, proxies and
 // redaction. Nothing else in bds builds a request.
 
-import { Transform, type Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { EnvHttpProxyAgent, request, type Dispatcher } from 'undici';
 import { ApiError, AuthError, BdsError, NetworkError, type RequestInfo } from '../errors.js';
 import { CLIENT_HEADER, REQUEST_ID_HEADER, type UploadTarget } from './types.js';
@@ -176,24 +176,20 @@ export class HttpClient {
         timer = setTimeout(() => idle.abort(idleTimeout(this.tuning.idleTimeoutMs)), this.tuning.idleTimeoutMs);
       };
       let sent = 0;
-      const counter = new Transform({
-        highWaterMark: 1 << 20,
-        transform(chunk: Buffer, _encoding, callback) {
-          sent += chunk.length;
-          arm();
-          onSent?.(sent);
-          callback(null, chunk);
-        },
+      // Counted on the way out without a stream in between: undici reads the file stream itself. Paused
+      // first, so that our listener does not start the flow before undici listens (it resumes the stream).
+      const source = file.open().pause();
+      source.on('data', (chunk: Buffer) => {
+        sent += chunk.length;
+        arm();
+        onSent?.(sent);
       });
-      const source = file.open();
-      source.on('error', (error) => counter.destroy(error));
-      source.pipe(counter);
       arm();
       try {
         const res = await this.send(info, url, {
           method: info.method,
           headers,
-          body: counter,
+          body: source,
           signal: AbortSignal.any([signal, idle.signal]),
         });
         clearTimeout(timer);
