@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The entry point and the only code that touches the process: argv, env, signals, exit.
+// The entry point and the only code that touches the process's argv, env, signals and exit.
 import os from 'node:os';
 import v8 from 'node:v8';
 import { main } from '../dist/main.js';

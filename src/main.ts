@@ -7,7 +7,8 @@ import type { Context } from './context.js';
 import { BdsError, EXIT, InternalError } from './errors.js';
 // Type only: the session (and with it chalk and the output code) loads when a command runs, not for --help.
 import type { CommonOptions, Session } from './commands/session.js';
-import { githubAnnotation } from './output/github.js';
+import { errorDocument } from './output/format.js';
+import { githubAnnotation, inGithubActions } from './output/github.js';
 import { VERSION } from './version.js';
 
 const HELP_FOOTER = `
@@ -55,8 +56,7 @@ export async function main(argv: string[], ctx: Context): Promise<number> {
     if (error instanceof CommanderError) {
       // Scripts parsing stdout get one JSON document on a usage error too (commander printed the line).
       if (exitCode !== EXIT.ok && argv.includes('--json')) {
-        const message = error.message.replace(/^error: /, '');
-        ctx.stdout.write(`${JSON.stringify({ error: { message, hint: 'see bds --help', exit_code: exitCode } }, null, 2)}\n`);
+        ctx.stdout.write(errorDocument(withoutPrefix(error.message), 'see bds --help', exitCode));
       }
       return exitCode;
     }
@@ -65,6 +65,11 @@ export async function main(argv: string[], ctx: Context): Promise<number> {
     io.error(exitCode === EXIT.internal ? internalError(error) : error, exitCode);
   }
   return exitCode;
+}
+
+/** commander's messages start with "error: "; bds's start with "bds: ". */
+function withoutPrefix(message: string): string {
+  return message.replace(/^error: /, '');
 }
 
 export function exitCodeOf(error: unknown): number {
@@ -96,9 +101,9 @@ export function buildProgram(ctx: Context, runner: Runner): Command {
       writeErr: (text) => ctx.stderr.write(text),
       // commander's "error: ..." becomes bds's one-line form, with a pointer to help.
       outputError: (text, write) => {
-        const message = text.replace(/^error: /, '').trimEnd();
+        const message = withoutPrefix(text).trimEnd();
         write(`bds: ${message}\nhint: see bds --help\n`);
-        if (ctx.env.GITHUB_ACTIONS === 'true') write(githubAnnotation(message));
+        if (inGithubActions(ctx.env)) write(githubAnnotation(message));
       },
     });
 
@@ -169,7 +174,8 @@ export function buildProgram(ctx: Context, runner: Runner): Command {
     .action(async (shell: string, options: CommonOptions) =>
       runner(options, async (session) => {
         const { completionScript } = await import('./commands/completion.js');
-        session.io.result({ shell, script: completionScript(program, shell) }, () => completionScript(program, shell));
+        const script = completionScript(program, shell);
+        session.io.result({ shell, script }, () => script);
       }),
     );
 

@@ -264,6 +264,15 @@ describe('$import in a config file', () => {
     const searched = writeConfig(path.join(dir, '.bdsrc.json'), { $import: 'key.yaml' });
     expectUsageError(await run(['whoami'], { cwd: dir, home: dir }), searched, '$import');
   });
+
+  it('is refused under package.json\'s "bds" key too, and a top-level $import there is not bds\'s business', async () => {
+    const dir = tempDir();
+    writeConfig(path.join(dir, 'key.yaml'), 'apiKey: svc_test_imported_key_000000\n', 0o644);
+    const pkg = writeConfig(path.join(dir, 'package.json'), { name: 'x', bds: { $import: 'key.yaml', sourceId: 'src_1' } });
+    expectUsageError(await run(['whoami'], { cwd: dir, home: dir }), pkg, '$import');
+    writeConfig(pkg, { name: 'x', $import: 'elsewhere.json', bds: { baseUrl: 'http://wrong.example.com' } });
+    expectUsageError(await run(['whoami'], { cwd: dir, home: dir }), 'http://');
+  });
 });
 
 describe('a config file that runs code', () => {

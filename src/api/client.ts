@@ -2,7 +2,7 @@
 // so a response that makes no sense becomes a clear NetworkError (exit 5) instead of a crash.
 
 import { NetworkError } from '../errors.js';
-import { isLoopback } from '../url-rules.js';
+import { travelsSafely } from '../url-rules.js';
 import type { HttpClient, JsonResponse, UploadBody } from './http.js';
 import {
   API_PREFIX,
@@ -103,9 +103,8 @@ function isUploadTarget(value: unknown): value is UploadTarget {
   const { url, method, headers } = value as Record<string, unknown>;
   if (typeof url !== 'string' || typeof method !== 'string' || !method) return false;
   try {
-    const { protocol, hostname } = new URL(url);
-    // The file and the signed URL would travel in clear: http:// only to this machine.
-    if (protocol !== 'https:' && !(protocol === 'http:' && isLoopback(hostname))) return false;
+    // Else the file and the signed URL would travel in clear.
+    if (!travelsSafely(new URL(url))) return false;
   } catch {
     return false;
   }

@@ -126,9 +126,8 @@ export class HttpClient {
 
   /** An API request with a JSON body and a JSON answer; retried on network errors and 408/429/5xx. */
   async json<T>(method: 'GET' | 'POST', path: string, req: JsonRequest = {}): Promise<JsonResponse<T>> {
+    // Joined as text: resolving a path against the base URL could reach another host ("//host/...").
     const url = new URL(this.baseUrl.href.replace(/\/$/, '') + path);
-    // The key goes to the API's own origin and nowhere else, whatever the base URL's path holds.
-    if (url.origin !== this.baseUrl.origin) throw new Error(`refusing to send the key to ${redactUrl(url)}`);
     for (const [name, value] of Object.entries(req.query ?? {})) url.searchParams.set(name, value);
     const info: RequestInfo = { method, url: redactUrl(url) };
     const body = req.body === undefined ? undefined : JSON.stringify(req.body);
@@ -168,23 +167,18 @@ export class HttpClient {
     headers['content-length'] = String(file.size);
 
     await this.withRetries(info, this.tuning.uploadMaxAttempts, Number.POSITIVE_INFINITY, async (signal) => {
-      // Our own idle timer: undici never times out a request body that stops flowing.
-      const idle = new AbortController();
-      let timer: NodeJS.Timeout | undefined;
-      const arm = (): void => {
-        clearTimeout(timer);
-        timer = setTimeout(() => idle.abort(idleTimeout(this.tuning.idleTimeoutMs)), this.tuning.idleTimeoutMs);
-      };
       let sent = 0;
       // Counted on the way out without a stream in between: undici reads the file stream itself. Paused
       // first, so that our listener does not start the flow before undici listens (it resumes the stream).
       const source = file.open().pause();
+      // Our own idle timer: undici never times out a request body that stops flowing.
+      const idle = new AbortController();
+      const timer = setTimeout(() => idle.abort(idleTimeout(this.tuning.idleTimeoutMs)), this.tuning.idleTimeoutMs);
       source.on('data', (chunk: Buffer) => {
         sent += chunk.length;
-        arm();
+        timer.refresh();
         onSent?.(sent);
       });
-      arm();
       try {
         const res = await this.send(info, url, {
           method: info.method,

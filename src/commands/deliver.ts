@@ -2,16 +2,16 @@
 // events shown, the result out as a summary or JSON (and a GitHub Actions step summary).
 
 import os from 'node:os';
-import type { BatchListEntry, BatchRef } from '../api/types.js';
+import type { Product } from '../api/types.js';
 import type { CheckOutcome, DeliveryEvent } from '../delivery/delivery.js';
-import type { DeliveryPlan } from '../delivery/preflight.js';
+import type { FolderDelivery } from '../delivery/deliver-folder.js';
 import { formatBytes, formatDuration, formatRate } from '../output/format.js';
-import { appendStepSummary } from '../output/github.js';
+import { appendStepSummary, inGithubActions } from '../output/github.js';
 import type { Session } from './session.js';
 
 export interface DeliverOptions {
   period?: string;
-  product?: string;
+  product?: Product;
   file?: string;
   schema?: string;
   report?: string;
@@ -19,14 +19,7 @@ export interface DeliverOptions {
   force?: boolean;
 }
 
-export interface DeliverResult {
-  plan: DeliveryPlan;
-  sourceId: string;
-  elapsedMs: number;
-  /** What happened, or with --dry-run what would. */
-  delivered?: { batch: BatchRef; skipped: boolean; resumed: boolean };
-  dryRun?: { outcome: CheckOutcome; existing: BatchListEntry | undefined };
-}
+export type DeliverResult = FolderDelivery & { sourceId: string; elapsedMs: number };
 
 export async function deliver(session: Session, dir: string, options: DeliverOptions): Promise<DeliverResult> {
   const { ctx, io } = session;
@@ -66,10 +59,7 @@ export async function deliver(session: Session, dir: string, options: DeliverOpt
     now: ctx.now,
     onEvent: eventPrinter(session),
   });
-  const elapsedMs = ctx.now().getTime() - started;
-  return result.dryRun
-    ? { plan: result.plan, sourceId, elapsedMs, dryRun: { outcome: result.outcome, existing: result.existing } }
-    : { plan: result.plan, sourceId, elapsedMs, delivered: { batch: result.batch, skipped: result.skipped, resumed: result.resumed } };
+  return { ...result, sourceId, elapsedMs: ctx.now().getTime() - started };
 }
 
 function eventPrinter(session: Session): (event: DeliveryEvent) => void {
@@ -122,7 +112,7 @@ export function printDelivery(session: Session, result: DeliverResult): void {
     sha256: plan.sha256,
   };
   if (result.dryRun) {
-    const { outcome, existing } = result.dryRun;
+    const { outcome, existing } = result;
     io.result({ dry_run: true, ...common, existing_batch: existing ?? null }, () =>
       [
         'Dry run: nothing was created. bds deliver would send:',
@@ -133,7 +123,7 @@ export function printDelivery(session: Session, result: DeliverResult): void {
     );
     return;
   }
-  const { batch, skipped, resumed } = result.delivered!;
+  const { batch, skipped, resumed } = result;
   io.result({ batch: { id: batch.id, status: batch.status }, ...common, skipped }, () =>
     [
       skipped
@@ -144,7 +134,7 @@ export function printDelivery(session: Session, result: DeliverResult): void {
     ].join('\n'),
   );
   const summaryFile = ctx.env.GITHUB_STEP_SUMMARY;
-  if (ctx.env.GITHUB_ACTIONS !== 'true' || !summaryFile) return;
+  if (!inGithubActions(ctx.env) || !summaryFile) return;
   try {
     appendStepSummary(summaryFile, 'bds deliver', [
       ['Batch', `\`${batch.id}\``],

@@ -135,7 +135,7 @@ function scanKey(b: Uint8Array, i: number, end: number): number {
  * One JSON value from i (an object's '{' for a line); returns the position just after it, INVALID, or
  * INCOMPLETE when `end` came first. Iterative, with an explicit stack: any depth, no recursion.
  */
-export function scanValue(b: Uint8Array, i: number, end: number): number {
+function scanValue(b: Uint8Array, i: number, end: number): number {
   let depth = 0;
   for (;;) {
     // A value is expected at i.
@@ -197,7 +197,7 @@ export function scanValue(b: Uint8Array, i: number, end: number): number {
  * Checks one line that is known to be whole, [start, end) without its newline: 'empty', 'object', or what
  * is wrong with it.
  */
-export function checkJsonLine(b: Uint8Array, start: number, end: number): 'empty' | 'object' | 'not-object' | 'invalid' {
+function checkJsonLine(b: Uint8Array, start: number, end: number): 'empty' | 'object' | 'not-object' | 'invalid' {
   const first = skipSpace(b, start, end);
   if (first === end) return 'empty';
   if (b[first] !== OPEN_BRACE) return 'not-object';

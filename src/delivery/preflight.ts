@@ -5,13 +5,13 @@
 import { promises as fs, type Stats } from 'node:fs';
 import path from 'node:path';
 import { UsageError } from '../errors.js';
-import { PRODUCTS, type Product, type Schema, type ScrubReport } from '../api/types.js';
+import type { Product, Schema, ScrubReport } from '../api/types.js';
 import type { ScanResult } from './scan.js';
 
 export interface PreflightOptions {
   dir: string;
   period: string | undefined;
-  product?: string | undefined;
+  product?: Product | undefined;
   file?: string | undefined;
   schema?: string | undefined;
   report?: string | undefined;
@@ -120,17 +120,15 @@ function checkReport(report: unknown, file: string): ScrubReport {
 
 const FORMAT_PRODUCT: Record<string, Product> = { jsonl: 'records', 'episodes/v1': 'episodes' };
 
-function checkProduct(requested: string | undefined, schema: unknown, file: string): Product {
+/** `requested`: --product, whose value commander has already checked against the products. */
+function checkProduct(requested: Product | undefined, schema: unknown, file: string): Product {
   const format = isObject(schema) && typeof schema.format === 'string' ? schema.format : undefined;
   const implied = format === undefined ? undefined : FORMAT_PRODUCT[format];
   if (requested !== undefined) {
-    if (!(PRODUCTS as readonly string[]).includes(requested)) {
-      throw new UsageError(`--product ${requested} is not one of ${PRODUCTS.join(', ')}`);
-    }
     if (implied !== undefined && implied !== requested) {
       throw new UsageError(`--product ${requested} contradicts ${file}, whose format "${format}" is ${implied}`);
     }
-    return requested as Product;
+    return requested;
   }
   if (implied) return implied;
   throw new UsageError(

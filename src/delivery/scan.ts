@@ -52,13 +52,12 @@ function collectGarbage(): void {
   collector?.();
 }
 
-/** Passes chunks through unchanged while feeding them to a hash and counting them. */
-function tap(hash: Hash, counter: { bytes: number }): Transform {
+/** Passes chunks through unchanged while feeding them to a hash. */
+function tap(hash: Hash): Transform {
   return new Transform({
     highWaterMark: READ_CHUNK,
     transform(chunk: Buffer, _encoding, callback) {
       hash.update(chunk);
-      counter.bytes += chunk.length;
       callback(null, chunk);
     },
   });
@@ -106,14 +105,13 @@ export async function scanDataFile(
   }
 
   const hash = createHash('sha256');
-  const uploaded = { bytes: 0 };
   const lines = new JsonLinesChecker(name);
   const input = createReadStream(file, { highWaterMark: READ_CHUNK });
   const options = signal ? { signal } : {};
   let upload: UploadFile;
   try {
     if (gzipped) {
-      await pipeline(input, tap(hash, uploaded), createGunzip({ chunkSize: READ_CHUNK }), checker(lines), options);
+      await pipeline(input, tap(hash), createGunzip({ chunkSize: READ_CHUNK }), checker(lines), options);
       upload = { path: file, size: stat.size, mtimeMs: stat.mtimeMs, temporary: false };
     } else {
       await fs.mkdir(tmpDir, { recursive: true });
@@ -135,7 +133,7 @@ export async function scanDataFile(
           // Fixed level and no file name or time in the header: the same .jsonl always gives the same bytes,
           // so a re-run finds its own delivery record.
           createGzip({ level: zlibConstants.Z_DEFAULT_COMPRESSION, chunkSize: READ_CHUNK }),
-          tap(hash, uploaded),
+          tap(hash),
           createWriteStream(copy, { mode: 0o600 }),
           options,
         );

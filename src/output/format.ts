@@ -30,3 +30,8 @@ export function formatRate(bytes: number, ms: number): string {
 export function timestamp(date: Date): string {
   return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
+
+/** The one JSON document stdout carries when a command fails under --json. */
+export function errorDocument(message: string, hint: string | undefined, exitCode: number): string {
+  return `${JSON.stringify({ error: { message, ...(hint ? { hint } : {}), exit_code: exitCode } }, null, 2)}\n`;
+}

@@ -2,6 +2,10 @@
 
 import { appendFileSync } from 'node:fs';
 
+export function inGithubActions(env: Readonly<Record<string, string | undefined>>): boolean {
+  return env.GITHUB_ACTIONS === 'true';
+}
+
 /** `::error::` with GitHub's escaping of the message part. */
 export function githubAnnotation(message: string): string {
   return `::error title=bds::${message.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A')}\n`;

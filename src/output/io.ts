@@ -6,8 +6,9 @@ import { Chalk, type ChalkInstance } from 'chalk';
 import type { Ora } from 'ora';
 import type { Env, OutputStream } from '../context.js';
 import { BdsError } from '../errors.js';
-import { timestamp } from './format.js';
-import { githubAnnotation } from './github.js';
+import { KEY_PREFIXES } from '../api/types.js';
+import { errorDocument, timestamp } from './format.js';
+import { githubAnnotation, inGithubActions } from './github.js';
 import { progressBar, progressLine } from './progress.js';
 
 export interface OutputFlags {
@@ -66,7 +67,7 @@ export class IO {
   /** A value that must never be printed (the API key): every write replaces it, as a last line of defence. */
   addSecret(secret: string): void {
     // A bare prefix ("svc_live_") would garble ordinary text and reveals nothing.
-    if (secret.length > 'svc_live_'.length) this.secrets.push(secret);
+    if (secret.length > KEY_PREFIXES.live.length) this.secrets.push(secret);
   }
 
   /** Loads the spinner library, only when it will be used. */
@@ -151,12 +152,8 @@ export class IO {
     if (this.flags.verbose && error instanceof Error && error.stack) {
       this.write(this.options.stderr, `${this.err.dim(error.stack)}\n`);
     }
-    if (this.options.env.GITHUB_ACTIONS === 'true') {
-      this.write(this.options.stderr, githubAnnotation(message));
-    }
-    if (this.flags.json) {
-      this.write(this.options.stdout, `${JSON.stringify({ error: { message, ...(hint ? { hint } : {}), exit_code: exitCode } }, null, 2)}\n`);
-    }
+    if (inGithubActions(this.options.env)) this.write(this.options.stderr, githubAnnotation(message));
+    if (this.flags.json) this.write(this.options.stdout, errorDocument(message, hint, exitCode));
   }
 
   /** ora's succeed() colours its symbol whatever NO_COLOR or --no-color say; this uses our chalk. */
@@ -203,7 +200,7 @@ export class IO {
 
   private write(stream: OutputStream, text: string): void {
     let safe = text;
-    for (const secret of this.secrets) safe = safe.split(secret).join(`${secret.slice(0, 9)}…(redacted)`);
+    for (const secret of this.secrets) safe = safe.split(secret).join(`${secret.slice(0, KEY_PREFIXES.live.length)}…(redacted)`);
     stream.write(safe);
   }
 

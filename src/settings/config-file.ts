@@ -92,7 +92,9 @@ type Loader = (filepath: string, content: string) => unknown;
 function dataOnly(load: Loader): Loader {
   return async (filepath, content) => {
     const value = await load(filepath, content);
-    if (value !== null && typeof value === 'object' && '$import' in value) {
+    // In package.json, cosmiconfig takes the "bds" key first and follows its $import.
+    const settings = path.basename(filepath) === 'package.json' ? (value as Record<string, unknown> | null)?.bds : value;
+    if (settings !== null && typeof settings === 'object' && '$import' in settings) {
       throw new UsageError(`the config file ${filepath} uses $import, which bds does not follow`, {
         hint: 'put all of bds\'s settings in that one file',
       });

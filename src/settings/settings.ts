@@ -6,7 +6,7 @@ import path from 'node:path';
 import { AuthError, UsageError } from '../errors.js';
 import { KEY_PREFIXES, type KeyMode } from '../api/types.js';
 import { loadConfigFile, type ConfigFile, type ConfigValues } from './config-file.js';
-import { isLoopback } from '../url-rules.js';
+import { travelsSafely } from '../url-rules.js';
 
 export interface SettingsFlags {
   baseUrl?: string | undefined;
@@ -124,17 +124,16 @@ export function requireBaseUrl(settings: Settings): URL {
   if (url.username || url.password) {
     throw new UsageError(`the base URL from ${from} must not carry credentials; the key comes from BDS_API_KEY`);
   }
-  if (url.protocol === 'http:' && !isLoopback(url.hostname)) {
-    throw new UsageError(`the base URL from ${from} uses http:// for a host that is not this machine`, {
-      hint: 'use https://, so that the key does not travel in clear',
-    });
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw new UsageError(`the base URL from ${from} must start with https://`);
+  if (!travelsSafely(url)) {
+    throw url.protocol === 'http:'
+      ? new UsageError(`the base URL from ${from} uses http:// for a host that is not this machine`, {
+          hint: 'use https://, so that the key does not travel in clear',
+        })
+      : new UsageError(`the base URL from ${from} must start with https://`);
   }
   url.search = '';
   url.hash = '';
-  // "//" in a path would turn the request URL protocol-relative (another host); one spelling per API.
+  // One spelling per API ("https://h/api/", "https://h//api"), since the base URL keys the delivery records.
   url.pathname = url.pathname.replace(/\/{2,}/g, '/').replace(/\/$/, '') || '/';
   return url;
 }
