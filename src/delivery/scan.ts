@@ -1,7 +1,7 @@
 // The one pass over the data file: hash the exact bytes that will be uploaded, inflate, count the records
 // and check that each is a JSON object. A plain .jsonl is gzipped into a temp file in the same pass.
 
-import { createHash, randomUUID, type Hash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream, promises as fs, type Stats } from 'node:fs';
 import path from 'node:path';
 import v8 from 'node:v8';
@@ -52,13 +52,17 @@ function collectGarbage(): void {
   collector?.();
 }
 
-/** Passes chunks through unchanged while feeding them to a hash. */
-function tap(hash: Hash): Transform {
+/** Passes chunks through unchanged after showing each to `see` (a hash, the line checker); a throw fails the pass. */
+function passThrough(see: (chunk: Buffer) => void): Transform {
   return new Transform({
     highWaterMark: READ_CHUNK,
     transform(chunk: Buffer, _encoding, callback) {
-      hash.update(chunk);
-      callback(null, chunk);
+      try {
+        see(chunk);
+        callback(null, chunk);
+      } catch (error) {
+        callback(error as Error);
+      }
     },
   });
 }
@@ -111,7 +115,7 @@ export async function scanDataFile(
   let upload: UploadFile;
   try {
     if (gzipped) {
-      await pipeline(input, tap(hash), createGunzip({ chunkSize: READ_CHUNK }), checker(lines), options);
+      await pipeline(input, passThrough((chunk) => hash.update(chunk)), createGunzip({ chunkSize: READ_CHUNK }), checker(lines), options);
       upload = { path: file, size: stat.size, mtimeMs: stat.mtimeMs, temporary: false };
     } else {
       await fs.mkdir(tmpDir, { recursive: true });
@@ -119,21 +123,11 @@ export async function scanDataFile(
       try {
         await pipeline(
           input,
-          new Transform({
-            highWaterMark: READ_CHUNK,
-            transform(chunk: Buffer, _encoding, callback) {
-              try {
-                lines.push(chunk);
-                callback(null, chunk);
-              } catch (error) {
-                callback(error as Error);
-              }
-            },
-          }),
+          passThrough((chunk) => lines.push(chunk)),
           // Fixed level and no file name or time in the header: the same .jsonl always gives the same bytes,
           // so a re-run finds its own delivery record.
           createGzip({ level: zlibConstants.Z_DEFAULT_COMPRESSION, chunkSize: READ_CHUNK }),
-          tap(hash),
+          passThrough((chunk) => hash.update(chunk)),
           createWriteStream(copy, { mode: 0o600 }),
           options,
         );
