@@ -25,6 +25,8 @@ const BENCH = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.dirname(BENCH);
 const DATA = path.join(BENCH, 'data');
 const BIN = path.join(ROOT, 'bin', 'bds.js');
+/** bin/bds.js plus one line per delivery event with its time, for the phases. */
+const TIMED_BIN = path.join(BENCH, 'bds-timed.js');
 const PERIOD = '2024-05';
 const TARGETS = { ratio: 0.5, upload: 0.8, rssMB: 150, startup: 2 };
 
@@ -116,7 +118,7 @@ function checkTools(options) {
         (options.baseline ? '; or run with --no-baseline' : ''),
     );
   }
-  if (!fs.existsSync(path.join(ROOT, 'dist', 'main.js'))) throw new Error('dist/ is missing: run npm run build (npm ci does it)');
+  if (!fs.existsSync(path.join(ROOT, 'dist', 'cli', 'main.js'))) throw new Error('dist/ is missing: run npm run build (npm ci does it)');
 }
 
 function machine() {
@@ -286,7 +288,7 @@ class Bench {
     const source = this.source();
     const res = await measure(
       process.execPath,
-      [BIN, 'deliver', data.dir, '--period', PERIOD, '--source', source, '--json'],
+      [TIMED_BIN, 'deliver', data.dir, '--period', PERIOD, '--source', source, '--json'],
       { env: this.env(), rss: true },
     );
     if (res.code !== 0) throw new Error(`bds deliver exited ${res.code}:\n${res.stderr}`);
@@ -294,15 +296,15 @@ class Bench {
     if (out.sha256 !== data.sha256) throw new Error(`bds reported sha256 ${out.sha256}, the file's is ${data.sha256}`);
     if (out.record_count !== data.records) throw new Error(`bds counted ${out.record_count} records, the file has ${data.records}`);
     this.verifyAndClean(out.batch.id, 'bds', data.file, data.sha256);
-    const at = (pattern) => res.lines.find((line) => pattern.test(line.text.replace(/^\S+Z /, '')))?.at;
-    const checking = at(/^checking \//) ?? at(/^checking /);
-    const checked = at(/^checked /);
-    const uploading = at(/^uploading /);
-    const confirming = at(/^confirming /);
+    // Phases from the delivery's own events (bench/bds-timed.js), not from the wording of its progress lines.
+    const events = res.lines
+      .filter((line) => line.text.startsWith('event '))
+      .map((line) => JSON.parse(line.text.slice('event '.length)));
+    const at = (step, subject) => events.find((e) => e.step === step && (subject === undefined || e.subject === subject))?.at;
     return {
       wall: res.wall,
-      preflight: checked - checking,
-      upload: confirming - uploading,
+      preflight: (at('checked') - at('checking', 'file')) / 1000,
+      upload: (at('completing') - at('uploading')) / 1000,
       peakRss: res.peakRss,
     };
   }
@@ -467,7 +469,7 @@ async function main() {
   const data = await dataFolder(options.size);
   const bigData = options.rssSize ? await dataFolder(options.rssSize) : undefined;
 
-  const { startSandbox } = await import('../dist/sandbox/index.js');
+  const { startSandbox } = await import('../dist/sandbox/emulator.js');
   const sandboxDir = path.join(DATA, `sandbox-${process.pid}`);
   const box = await startSandbox({ dataDir: sandboxDir });
   const bench = new Bench(box, data, options);

@@ -1,49 +1,52 @@
 #!/usr/bin/env node
-// The entry point and the only code that touches the process's argv, env, signals and exit.
-import os from 'node:os';
+// The entry point and the only code of the CLI that touches the process's argv, env, signals and exit.
 import v8 from 'node:v8';
-import { main } from '../dist/main.js';
-import { InterruptedError } from '../dist/errors.js';
-import { sleep } from '../dist/context.js';
+import vm from 'node:vm';
+import { main } from '../dist/cli/main.js';
+import { InterruptedError } from '../dist/core/errors.js';
+import { processRuntime } from '../dist/process-runtime.js';
 
 // undici parses HTTP with a WebAssembly module; V8's optimising tier-up of that module costs about 35 MB of
 // RSS (measured with /usr/bin/time -v) and gains nothing at bds's handful of responses. The baseline
 // compiler alone keeps the peak RSS of bds deliver near what its data pass needs (see bench/README.md).
 v8.setFlagsFromString('--liftoff-only');
+// zlib hands out a fresh buffer per inflated chunk, which V8 frees only once 64 MB of them have piled up; the
+// data pass asks for a collection now and then instead (see src/core/delivery/scan.ts).
+v8.setFlagsFromString('--expose-gc');
+const collectGarbage = vm.runInNewContext('gc');
 
 // A reader that went away (`bds list | head -1`) is not a failure of bds: stop writing to it and carry on,
-// so that a delivery is never cut off half-way by a closed log pipe.
-for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});
+// so that a delivery is never cut off half-way by a closed log pipe. Any other write error is reported.
+let outputFailed;
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error) => {
+    if (error.code !== 'EPIPE') outputFailed ??= error;
+  });
+}
 
 const controller = new AbortController();
-for (const signal of ['SIGINT', 'SIGTERM']) {
+const EXIT_ON_SECOND = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 };
+for (const signal of Object.keys(EXIT_ON_SECOND)) {
   process.on(signal, () => {
     // A second signal means "now": no more clean-up.
-    if (controller.signal.aborted) process.exit(signal === 'SIGINT' ? 130 : 143);
+    if (controller.signal.aborted) process.exit(EXIT_ON_SECOND[signal]);
     controller.abort(new InterruptedError(signal));
   });
 }
 
 const code = await main(process.argv.slice(2), {
-  env: process.env,
-  cwd: process.cwd(),
-  homedir: os.homedir(),
-  hostname: os.hostname(),
-  pid: process.pid,
+  ...processRuntime(),
+  collectGarbage,
   stdout: process.stdout,
   stderr: process.stderr,
   signal: controller.signal,
-  now: () => new Date(),
-  sleep,
-  random: Math.random,
-  isProcessAlive: (pid) => {
-    try {
-      process.kill(pid, 0);
-      return true;
-    } catch (error) {
-      return error.code === 'EPERM';
-    }
-  },
 });
-// Let stdout drain (a pipe may be asynchronous), then leave without waiting for idle sockets.
-process.stdout.write('', () => process.exit(code));
+// Let stdout drain (a pipe may be asynchronous), then leave without waiting for idle sockets. A result that
+// could not be written (a full disk) is a failure, not a success with an empty file.
+process.stdout.write('', () => {
+  if (outputFailed && code === 0) {
+    process.stderr.write(`bds: cannot write the output: ${outputFailed.message}\n`);
+    process.exit(2);
+  }
+  process.exit(code);
+});

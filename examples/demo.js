@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startSandbox } from '../dist/sandbox/index.js';
+import { startSandbox } from '../dist/sandbox/emulator.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const state = mkdtempSync(path.join(os.tmpdir(), 'bds-demo-'));

@@ -5,8 +5,8 @@ import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Context } from '../src/context.js';
-import { buildProgram } from '../src/main.js';
+import type { Context } from '../src/cli/context.js';
+import { buildProgram } from '../src/cli/main.js';
 import { run, tempDir } from './helpers.js';
 
 const program = buildProgram({} as Context, async () => {});
@@ -32,7 +32,7 @@ function shellRun(shell: string, args: string[]): { status: number | null; stdou
 
 describe('bds completion', () => {
   it('knows the definitions it is generated from', () => {
-    expect(COMMANDS).toEqual(['whoami', 'register-source', 'deliver', 'list', 'sandbox', 'completion']);
+    expect(COMMANDS).toEqual(['whoami', 'register-source', 'check', 'deliver', 'list', 'sandbox', 'completion']);
     expect(DELIVER_OPTIONS).toEqual(expect.arrayContaining(['--period', '--source', '--product', '--file', '--dry-run', '--force', '-q', '--quiet']));
   });
 

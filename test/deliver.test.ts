@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { count, makeFolder, run, sandbox, sandboxEnv, newSource, tempDir } from './helpers.js';
-import { VERSION } from '../src/version.js';
+import { packageVersion } from '../src/core/version.js';
 
 describe('bds deliver, happy path', () => {
   it('creates, uploads byte for byte, completes, and prints one JSON object', async () => {
@@ -25,7 +25,7 @@ describe('bds deliver, happy path', () => {
     expect(batch!.status).toBe('received');
     expect(batch!.record_count).toBe(5);
     expect(box.store.uploadedBytes(batch!.id)!.equals(folder.uploaded)).toBe(true);
-    expect(batch!.client).toBe(`bds-cli/${VERSION} test-host`);
+    expect(batch!.client).toBe(`bds-cli/${packageVersion()} test-host`);
     const upload = box.requests.find((r) => r.route === 'upload')!;
     expect(upload.headers['content-length']).toBe(String(folder.uploaded.length));
     expect(upload.headers['transfer-encoding']).toBeUndefined();
@@ -36,7 +36,7 @@ describe('bds deliver, happy path', () => {
     expect(upload.headers['x-service-client']).toBeUndefined();
     for (const r of box.requests.filter((r) => r.server === 'api')) {
       expect(r.headers.authorization).toBe(`Bearer ${box.keys.test}`);
-      expect(r.headers['x-service-client']).toBe(`bds-cli/${VERSION} test-host`);
+      expect(r.headers['x-service-client']).toBe(`bds-cli/${packageVersion()} test-host`);
     }
     expect(count(box, 'create')).toBe(1);
     expect(box.requests.find((r) => r.route === 'create')!.headers['idempotency-key']).toMatch(/^[0-9a-f-]{36}$/);

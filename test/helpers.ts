@@ -9,10 +9,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { afterAll, afterEach, expect } from 'vitest';
-import type { Context, OutputStream } from '../src/context.js';
-import type { HttpTuning } from '../src/api/http.js';
-import { main } from '../src/main.js';
-import { startSandbox, type Sandbox, type SandboxOptions } from '../src/sandbox/index.js';
+import type { Context, OutputStream } from '../src/cli/context.js';
+import type { HttpTuning } from '../src/core/api/http.js';
+import { main } from '../src/cli/main.js';
+import { startSandbox, type Sandbox, type SandboxOptions } from '../src/sandbox/emulator.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const BIN = path.join(ROOT, 'bin', 'bds.js');
@@ -89,7 +89,8 @@ export async function run(argv: string[], options: RunOptions = {}): Promise<Run
   const stdout = new CapturedStream(options.stdoutTty ?? options.tty ?? false);
   const stderr = new CapturedStream(options.tty ?? false);
   const ctx: Context = {
-    env: { HOME: home, XDG_STATE_HOME: path.join(home, '.local', 'state'), ...options.env },
+    // The user config folder as a real process would have it: test/setup.ts's private one.
+    env: { HOME: home, XDG_STATE_HOME: path.join(home, '.local', 'state'), XDG_CONFIG_HOME: process.env.XDG_CONFIG_HOME, ...options.env },
     cwd: options.cwd ?? home,
     homedir: home,
     hostname: 'test-host',

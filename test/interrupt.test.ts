@@ -4,8 +4,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { InterruptedError } from '../src/errors.js';
-import type { Fault, Sandbox } from '../src/sandbox/index.js';
+import { InterruptedError } from '../src/core/errors.js';
+import type { Fault, Sandbox } from '../src/sandbox/emulator.js';
 import {
   count,
   deliverTo,

@@ -2,7 +2,7 @@
 // corpus of tricky cases and of many seeded random mutations, and the same result however the input is
 // split into chunks.
 import { describe, expect, it } from 'vitest';
-import { JsonLinesChecker, MAX_LINE_BYTES } from '../src/delivery/jsonl.js';
+import { JsonLinesChecker, MAX_LINE_BYTES } from '../src/core/delivery/jsonl.js';
 
 /** What JSON.parse says of one line: 'empty', 'object', or an error message's kind. */
 function reference(line: string): string {

@@ -5,7 +5,7 @@ import { unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import type { Sandbox } from '../src/sandbox/index.js';
+import type { Sandbox } from '../src/sandbox/emulator.js';
 import {
   REPORT,
   RECORDS_SCHEMA,

@@ -3,8 +3,11 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { RecordStore, stateDir } from '../src/delivery/record.js';
-import type { Sandbox } from '../src/sandbox/index.js';
+import { RecordStore } from '../src/core/delivery/record-store.js';
+import { takeLock } from '../src/core/delivery/lock.js';
+import { canonicalApi } from '../src/core/api/url-rules.js';
+import { stateDir } from '../src/core/settings/dirs.js';
+import type { Sandbox } from '../src/sandbox/emulator.js';
 import { count, deliverTo, makeFolder, newSource, sandbox, statuses, tempDir } from './helpers.js';
 
 const PERIOD = '2024-05';
@@ -93,11 +96,12 @@ describe('5. re-runs', () => {
 describe('8. two bds processes at once', () => {
   function holdLock(box: Sandbox, home: string, source: string, pid: number): void {
     const records = new RecordStore(stateDir({ XDG_STATE_HOME: path.join(home, '.local', 'state') }, home));
-    records.lock(
-      { baseUrl: new URL(box.baseUrl).toString(), sourceId: source, period: PERIOD, product: 'records' },
-      { pid, hostname: 'test-host', startedAt: '2024-06-01T00:00:00.000Z' },
-      () => false,
-    );
+    takeLock({
+      file: records.lockFile({ api: canonicalApi(new URL(box.baseUrl)), sourceId: source, period: PERIOD, product: 'records' }),
+      subject: `${source} ${PERIOD} records`,
+      owner: { pid, hostname: 'test-host', startedAt: '2024-06-01T00:00:00.000Z' },
+      isProcessAlive: () => false,
+    });
   }
 
   it('the second one stops at once with exit 6 naming the first', async () => {

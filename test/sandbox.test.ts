@@ -4,7 +4,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SANDBOX_KEYS, startSandbox, type Sandbox, type SandboxOptions } from '../src/sandbox/index.js';
+import { SANDBOX_KEYS, startSandbox, type Sandbox, type SandboxOptions } from '../src/sandbox/emulator.js';
 
 const JUNE_2025 = Date.parse('2025-06-15T12:00:00Z');
 

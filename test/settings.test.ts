@@ -4,7 +4,7 @@
 import { chmodSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Sandbox } from '../src/sandbox/index.js';
+import type { Sandbox } from '../src/sandbox/emulator.js';
 import { makeFolder, newSource, run, sandbox, tempDir, type RunResult } from './helpers.js';
 
 /** A value that fails the base URL check at once (exit 2), so that using it by mistake shows. */

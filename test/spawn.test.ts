@@ -1,14 +1,14 @@
 // bin/bds.js as a user runs it: a real process, real stdout/stderr pipes, real exit codes.
 import os from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { VERSION } from '../src/version.js';
+import { packageVersion } from '../src/core/version.js';
 import { makeFolder, newSource, ROOT, sandbox, sandboxEnv, spawnCli } from './helpers.js';
 
 describe('bin/bds.js', () => {
   it('--version and --help', async () => {
     const version = await spawnCli(['--version']);
     expect(version.code).toBe(0);
-    expect(version.stdout.trim()).toBe(VERSION);
+    expect(version.stdout.trim()).toBe(packageVersion());
     const help = await spawnCli(['--help']);
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('deliver');
@@ -26,7 +26,7 @@ describe('bin/bds.js', () => {
     expect(JSON.parse(res.stdout)).toMatchObject({ record_count: 12, sha256: folder.sha256, skipped: false });
     const [batch] = box.store.batches();
     expect(batch!.status).toBe('received');
-    expect(batch!.client).toBe(`bds-cli/${VERSION} ${os.hostname()}`);
+    expect(batch!.client).toBe(`bds-cli/${packageVersion()} ${os.hostname()}`);
     expect(box.store.uploadedBytes(batch!.id)!.equals(folder.uploaded)).toBe(true);
     // Not a terminal: plain timestamped lines, no ANSI codes.
     expect(res.stderr).not.toMatch(/\u001b\[/);

@@ -2,7 +2,7 @@
 // and people poking at the sandbox with curl.
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { BATCH_STATUSES, REQUEST_ID_HEADER, type BatchStatus } from '../api/types.js';
+import { BATCH_STATUSES, REQUEST_ID_HEADER, type BatchStatus } from '../core/api/types.js';
 import type { Fault, FaultInjector } from './faults.js';
 import type { Reply } from './http.js';
 import { errorReply, jsonReply } from './http.js';

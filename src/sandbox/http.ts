@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { STATUS_CODES } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { REQUEST_ID_HEADER, type ErrorBody } from '../api/types.js';
+import { REQUEST_ID_HEADER, type ErrorBody } from '../core/api/types.js';
 import type { Fault, FaultInjector, RouteName } from './faults.js';
 
 export interface RecordedRequest {

@@ -1,131 +1,44 @@
-// A local emulator of the Batch Delivery Service: the API on one port, the storage host on another.
-import fs from 'node:fs';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
-import { handleControl } from './control.js';
-import { FaultInjector } from './faults.js';
-import type { RecordedRequest } from './http.js';
-import { SANDBOX_KEYS, createApiServer } from './server.js';
-import { createStorageServer } from './storage.js';
-import { SandboxStore } from './store.js';
+// The sandbox as a seller's pipeline tests use it (`import { startSandbox } from 'bds-cli/sandbox'`): the whole
+// API on a local port, with a source registered and ready to deliver to.
 
-export { SANDBOX_KEYS } from './server.js';
-export { FaultInjector, ROUTE_NAMES } from './faults.js';
-export type { Fault, RouteName } from './faults.js';
-export type { RecordedRequest } from './http.js';
-export { SandboxStore } from './store.js';
-export type { BatchRecord, SourceRecord, UploadRecord } from './store.js';
+import { startSandbox as startEmulator, type Sandbox as Emulator } from './emulator.js';
 
 export interface SandboxOptions {
-  /** Default '127.0.0.1'. */
-  host?: string;
-  /** API port; default 0 (a random free port). */
+  /** Default 0: a free port. The storage host listens on the next one (or on a free one for port 0). */
   port?: number;
-  /** Storage host port; default 0 (a random free port). */
-  storagePort?: number;
-  /** Keep uploads and state.json here, reloaded on start; default a fresh temp dir, deleted on close, state in memory. */
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Keep sources, batches and uploads in this folder across restarts; default a temp folder removed on close. */
   dataDir?: string;
-  /** Lifetime of signed upload URLs; default 3600. */
-  uploadTtlSeconds?: number;
-  /** Default true. */
-  honourIdempotencyKey?: boolean;
-  /** Default 'storage'; 'api' puts the upload URL on the API's own origin (which needs the bearer key). */
-  uploadOrigin?: 'storage' | 'api';
-  /** Clock in ms; default Date.now. Tests move it to expire URLs or to judge "future period". */
-  now?: () => number;
 }
 
 export interface Sandbox {
-  /** e.g. http://127.0.0.1:41234, no trailing slash. */
+  /** e.g. http://127.0.0.1:41234 */
   baseUrl: string;
   storageUrl: string;
-  keys: { live: string; test: string; revoked: string };
-  store: SandboxStore;
-  faults: FaultInjector;
-  /** Every request either server received, in order (control requests excepted). */
-  requests: RecordedRequest[];
-  /** Closes both servers, destroys open sockets (hung ones too), removes the temp dir. */
+  /** A live-mode and a test-mode key the sandbox accepts. */
+  keys: { live: string; test: string };
+  /** A source registered at start (with dataDir, the first one kept there). */
+  sourceId: string;
+  /** Stops both servers; removes the temp folder. */
   close(): Promise<void>;
 }
 
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
-  const host = options.host ?? '127.0.0.1';
-  const now = options.now ?? Date.now;
-  const dir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'bds-sandbox-'));
-  const store = new SandboxStore(dir, options.dataDir !== undefined, now);
-  const faults = new FaultInjector();
-  const requests: RecordedRequest[] = [];
-  const closing = new AbortController();
-  const urls = { base: '', storage: '' };
-
-  const storageServer = createStorageServer({ store, faults, requests, closing: closing.signal, now });
-  const apiServer = createApiServer(
-    {
-      store,
-      faults,
-      requests,
-      closing: closing.signal,
-      now,
-      uploadTtlSeconds: options.uploadTtlSeconds ?? 3600,
-      honourIdempotencyKey: options.honourIdempotencyKey ?? true,
-      uploadOrigin: options.uploadOrigin ?? 'storage',
-      urls,
-    },
-    (req, res, url) => handleControl(store, faults, req, res, url),
-  );
-
-  const servers = [apiServer, storageServer];
-  try {
-    urls.base = await listen(apiServer, host, options.port ?? 0);
-    urls.storage = await listen(storageServer, host, options.storagePort ?? 0);
-  } catch (error) {
-    await closeServers(servers);
-    if (options.dataDir === undefined) fs.rmSync(dir, { recursive: true, force: true });
-    throw error;
-  }
-
-  let closed: Promise<void> | undefined;
-  return {
-    baseUrl: urls.base,
-    storageUrl: urls.storage,
-    keys: SANDBOX_KEYS,
-    store,
-    faults,
-    requests,
-    close() {
-      closed ??= (async () => {
-        closing.abort();
-        await closeServers(servers);
-        if (options.dataDir === undefined) fs.rmSync(dir, { recursive: true, force: true });
-      })();
-      return closed;
-    },
-  };
-}
-
-function listen(server: Server, host: string, port: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      const address = server.address() as AddressInfo;
-      const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-      resolve(`http://${urlHost}:${address.port}`);
-    });
+  const port = options.port ?? 0;
+  const emulator: Emulator = await startEmulator({
+    ...(options.host === undefined ? {} : { host: options.host }),
+    port,
+    // The next port, as the CLI's banner says; a free one where there is no next port.
+    storagePort: port === 0 || port === 65535 ? 0 : port + 1,
+    ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
   });
-}
-
-async function closeServers(servers: Server[]): Promise<void> {
-  await Promise.all(
-    servers.map(
-      (server) =>
-        new Promise<void>((resolve) => {
-          if (!server.listening) return resolve();
-          server.close(() => resolve());
-          server.closeAllConnections(); // hung and stalled requests included
-        }),
-    ),
-  );
+  const source = emulator.store.sources()[0] ?? emulator.store.createSource({ name: 'sandbox demo' });
+  return {
+    baseUrl: emulator.baseUrl,
+    storageUrl: emulator.storageUrl,
+    keys: { live: emulator.keys.live, test: emulator.keys.test },
+    sourceId: source.id,
+    close: () => emulator.close(),
+  };
 }

@@ -13,7 +13,7 @@ import {
   type MeResponse,
   type Product,
   type UploadTarget,
-} from '../api/types.js';
+} from '../core/api/types.js';
 import type { RouteName } from './faults.js';
 import type { Exchange, Reply, ServeContext } from './http.js';
 import { errorReply, jsonReply, readBody, serveRoute } from './http.js';

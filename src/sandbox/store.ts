@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { BatchStatus, Product, Schema, ScrubReport } from '../api/types.js';
+import type { BatchStatus, Product, Schema, ScrubReport } from '../core/api/types.js';
 
 export interface SourceRecord {
   id: string;
@@ -200,9 +200,14 @@ function loadState(file: string): State | undefined {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
   }
-  const state = JSON.parse(text) as State;
-  if (typeof state.signing_secret !== 'string' || !Array.isArray(state.sources) || !Array.isArray(state.batches)) {
-    throw new Error(`${file} is not a sandbox state file`);
+  let state: State | undefined;
+  try {
+    state = JSON.parse(text) as State;
+  } catch {
+    // reported below
+  }
+  if (typeof state?.signing_secret !== 'string' || !Array.isArray(state.sources) || !Array.isArray(state.batches)) {
+    throw Object.assign(new Error(`${file} is not a sandbox state file`), { code: 'ESANDBOXSTATE' });
   }
   return state;
 }

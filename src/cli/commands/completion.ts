@@ -1,0 +1,192 @@
+// bds completion: shell completion scripts generated from the commander definitions, so they never drift.
+
+import type { Command } from 'commander';
+import { UsageError } from '../../core/errors.js';
+import { defineCommand } from '../command.js';
+import type { CommonOptions } from '../factory.js';
+
+const SHELLS = ['bash', 'zsh', 'fish'];
+
+export default defineCommand<CommonOptions, { shell: string; script: string }>({
+  name: 'completion',
+  description: 'print a shell completion script (bash, zsh or fish)',
+  arguments: [{ syntax: '<shell>', description: 'bash, zsh or fish', choices: SHELLS }],
+  async run(factory, _flags, [shell]) {
+    return { shell: String(shell), script: completionScript(factory.program, String(shell)) };
+  },
+  print({ io }, { shell, script }) {
+    io.result({ shell, script }, () => script);
+  },
+});
+
+interface OptionSpec {
+  names: string[];
+  description: string;
+  /** What follows the option: nothing, a file name (a `<path>` value), or anything else, which has no completion. */
+  value: 'none' | 'path' | 'text';
+  /** The value's name in the definition (`<YYYY-MM>` is YYYY-MM). */
+  placeholder: string;
+  choices: string[];
+}
+
+interface CommandSpec {
+  name: string;
+  description: string;
+  options: OptionSpec[];
+  /** The first argument: a folder, one of a few words, or none. */
+  argument: 'directory' | string[] | undefined;
+}
+
+function specs(program: Command): CommandSpec[] {
+  return program.commands.map((command) => {
+    const help = command.createHelp().visibleOptions(command).find((o) => o.long === '--help');
+    const options = help && !command.options.includes(help) ? [...command.options, help] : command.options;
+    const first = command.registeredArguments[0];
+    return {
+      name: command.name(),
+      description: command.description(),
+      options: options.map((option) => {
+        const placeholder = /[<[]([^>\]]+)[>\]]/.exec(option.flags)?.[1] ?? '';
+        return {
+          names: [option.short, option.long].filter((n): n is string => Boolean(n)),
+          description: option.description,
+          value: !(option.required || option.optional) ? 'none' : placeholder === 'path' ? 'path' : 'text',
+          placeholder,
+          choices: option.argChoices ?? [],
+        };
+      }),
+      // An argument is one of its choices, or else a folder (deliver's and check's <dir...>).
+      argument: first ? (first.argChoices ?? 'directory') : undefined,
+    };
+  });
+}
+
+export function completionScript(program: Command, shell: string): string {
+  const commands = specs(program);
+  if (shell === 'bash') return bash(commands);
+  if (shell === 'zsh') return zsh(commands);
+  if (shell === 'fish') return fish(commands);
+  throw new UsageError(`no completion for the shell "${shell}"`, { hint: 'choose bash, zsh or fish' });
+}
+
+/** Single quotes for bash, zsh and fish alike. */
+const quote = (text: string): string => `'${text.replace(/'/g, "'\\''")}'`;
+
+function bash(commands: CommandSpec[]): string {
+  const cases = commands
+    .map((c) => {
+      const valued = c.options.filter((o) => o.value !== 'none');
+      const names = (options: OptionSpec[]): string => options.flatMap((o) => o.names).join('|');
+      const choices = valued
+        .filter((o) => o.choices.length)
+        .map((o) => `        ${names([o])}) COMPREPLY=($(compgen -W ${quote(o.choices.join(' '))} -- "$cur")); return ;;`);
+      const paths = valued.filter((o) => !o.choices.length && o.value === 'path');
+      const texts = valued.filter((o) => !o.choices.length && o.value === 'text');
+      const argument =
+        c.argument === 'directory'
+          ? 'COMPREPLY=($(compgen -d -- "$cur"))'
+          : c.argument
+            ? `COMPREPLY=($(compgen -W ${quote(c.argument.join(' '))} -- "$cur"))`
+            : 'COMPREPLY=()';
+      return [
+        `    ${c.name})`,
+        '      case "$prev" in',
+        ...choices,
+        ...(paths.length ? [`        ${names(paths)}) COMPREPLY=($(compgen -f -- "$cur")); return ;;`] : []),
+        ...(texts.length ? [`        ${names(texts)}) COMPREPLY=(); return ;;`] : []),
+        '      esac',
+        `      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W ${quote(c.options.flatMap((o) => o.names).join(' '))} -- "$cur"))`,
+        `      else ${argument}; fi ;;`,
+      ].join('\n');
+    })
+    .join('\n');
+  return `# bash completion for bds; load with: source <(bds completion bash)
+_bds() {
+  local cur prev cmd
+  cur="\${COMP_WORDS[COMP_CWORD]}"
+  prev="\${COMP_WORDS[COMP_CWORD-1]}"
+  cmd="\${COMP_WORDS[1]}"
+  if [[ $COMP_CWORD -eq 1 ]]; then
+    COMPREPLY=($(compgen -W ${quote([...commands.map((c) => c.name), '--help', '--version'].join(' '))} -- "$cur"))
+    return
+  fi
+  case "$cmd" in
+${cases}
+  esac
+}
+complete -o filenames -F _bds bds
+`;
+}
+
+function zsh(commands: CommandSpec[]): string {
+  // _arguments reads [ ] and \ in an explanation as its own syntax.
+  const explain = (text: string): string => text.replace(/[[\]\\]/g, '\\$&');
+  const fn = (c: CommandSpec): string => `_bds_${c.name.replace(/-/g, '_')}`;
+  const functions = commands
+    .map((c) => {
+      const lines = c.options.map((o) => {
+        const value =
+          o.value === 'none'
+            ? ''
+            : o.choices.length
+              ? `:${o.placeholder}:(${o.choices.join(' ')})`
+              : o.value === 'path'
+                ? `:${o.placeholder}:_files`
+                : `:${o.placeholder}: `;
+        const spec = quote(`[${explain(o.description)}]${value}`);
+        // Either name of a pair excludes the other: '(-q --quiet)'{-q,--quiet}'[...]'.
+        return o.names.length > 1
+          ? `    ${quote(`(${o.names.join(' ')})`)}{${o.names.join(',')}}${spec}`
+          : `    ${quote(o.names[0]!)}${spec}`;
+      });
+      if (c.argument === 'directory') lines.push(`    ${quote('1:folder:_directories')}`);
+      else if (c.argument) lines.push(`    ${quote(`1:value:(${c.argument.join(' ')})`)}`);
+      return [`${fn(c)}() {`, '  _arguments \\', lines.join(' \\\n'), '}'].join('\n');
+    })
+    .join('\n\n');
+  return `#compdef bds
+# zsh completion for bds; load with: source <(bds completion zsh)
+
+${functions}
+
+_bds() {
+  local -a commands
+  commands=(
+${commands.map((c) => `    ${quote(`${c.name}:${c.description}`)}`).join('\n')}
+  )
+  if (( CURRENT == 2 )); then
+    _describe 'command' commands
+    return
+  fi
+  local cmd="\${words[2]}"
+  shift words
+  (( CURRENT-- ))
+  case "$cmd" in
+${commands.map((c) => `    ${c.name}) ${fn(c)} ;;`).join('\n')}
+  esac
+}
+
+if [[ "$funcstack[1]" == "_bds" ]]; then _bds "$@"; else compdef _bds bds; fi
+`;
+}
+
+function fish(commands: CommandSpec[]): string {
+  const lines = [
+    '# fish completion for bds; load with: bds completion fish | source',
+    'complete -c bds -f',
+    ...commands.map((c) => `complete -c bds -n '__fish_use_subcommand' -a ${c.name} -d ${quote(c.description)}`),
+  ];
+  for (const c of commands) {
+    const when = `complete -c bds -n '__fish_seen_subcommand_from ${c.name}'`;
+    if (c.argument === 'directory') lines.push(`${when} -x -a '(__fish_complete_directories)'`);
+    else if (c.argument) lines.push(`${when} -x -a ${quote(c.argument.join(' '))}`);
+    for (const o of c.options) {
+      const long = o.names.find((n) => n.startsWith('--'))?.slice(2);
+      const short = o.names.find((n) => !n.startsWith('--'))?.slice(1);
+      const value =
+        o.value === 'none' ? '' : o.choices.length ? `-x -a ${quote(o.choices.join(' '))}` : o.value === 'path' ? '-r -F' : '-x';
+      lines.push([when, long ? `-l ${long}` : '', short ? `-s ${short}` : '', value, `-d ${quote(o.description)}`].filter(Boolean).join(' '));
+    }
+  }
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,29 @@
+// The options that say which delivery folder and what it holds: the same for check and deliver.
+
+import { Option } from 'commander';
+import { PRODUCTS, type Product } from '../../core/api/types.js';
+import type { CommonOptions } from '../factory.js';
+
+export interface FolderFlags extends CommonOptions {
+  period?: string;
+  product?: Product;
+  file?: string;
+  schema?: string;
+  report?: string;
+}
+
+export function folderOptions(sourceHelp: string): Option[] {
+  return [
+    new Option('--period <YYYY-MM>', "the month the data covers (default: the YYYY-MM in the folder's name)"),
+    new Option('--source <id>', sourceHelp),
+    new Option('--product <product>', 'product; default from schema.format').choices(PRODUCTS),
+    new Option('--file <path>', 'the data file, when the folder holds several'),
+    new Option('--schema <path>', 'the schema file (default <dir>/schema.json)'),
+    new Option('--report <path>', 'the scrub report (default <dir>/report.json)'),
+  ];
+}
+
+/** The folder options as the core takes them. */
+export function folderOf(dir: string, flags: FolderFlags) {
+  return { dir, period: flags.period, product: flags.product, file: flags.file, schema: flags.schema, report: flags.report };
+}

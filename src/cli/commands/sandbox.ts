@@ -1,0 +1,73 @@
+// bds sandbox: runs the API emulator until interrupted, and says how to use it.
+
+import path from 'node:path';
+import { Option } from 'commander';
+import { UsageError } from '../../core/errors.js';
+import { defineCommand } from '../command.js';
+import type { CommonOptions } from '../factory.js';
+
+interface SandboxFlags extends CommonOptions {
+  port: string;
+  host: string;
+  dataDir?: string;
+}
+
+export default defineCommand<SandboxFlags, void>({
+  name: 'sandbox',
+  description: 'run a local emulator of the API (for trying bds and for tests)',
+  options: [
+    new Option('--port <port>', 'API port; the storage host listens on the next one').default('8787'),
+    new Option('--host <host>', 'address to listen on').default('127.0.0.1'),
+    new Option('--data-dir <path>', 'keep sources, batches and uploads in this folder'),
+  ],
+  async run({ ctx, io }, flags) {
+    const port = Number(flags.port);
+    if (!/^\d+$/.test(flags.port) || port > 65535) throw new UsageError(`--port ${flags.port} is not a port number (0 to 65535)`);
+    const dataDir = flags.dataDir ? path.resolve(ctx.cwd, flags.dataDir) : undefined;
+    const { startSandbox } = await import('../../sandbox/index.js');
+    const sandbox = await startSandbox({ host: flags.host, port, ...(dataDir ? { dataDir } : {}) }).catch(
+      (error: { code?: string; message?: string }) => {
+        if (error.code === 'EADDRINUSE') {
+          throw new UsageError(`port ${port} or ${port + 1} is already in use`, { hint: 'choose others with --port' });
+        }
+        if (error.code === 'EADDRNOTAVAIL') throw new UsageError(`cannot listen on ${flags.host}: not an address of this machine`);
+        if (error.code === 'ESANDBOXSTATE') {
+          throw new UsageError(`${error.message}`, { hint: 'name an empty folder with --data-dir, or remove that state.json' });
+        }
+        throw error;
+      },
+    );
+    try {
+      io.result({ baseUrl: sandbox.baseUrl, storageUrl: sandbox.storageUrl, keys: sandbox.keys, sourceId: sandbox.sourceId }, () =>
+        [
+          `bds sandbox is listening on ${sandbox.baseUrl} (storage host ${sandbox.storageUrl})`,
+          dataDir ? `Data is kept in ${dataDir}.` : 'Data is kept in memory and a temp folder until it stops.',
+          '',
+          'Keys:',
+          `  live  ${sandbox.keys.live}`,
+          `  test  ${sandbox.keys.test}`,
+          '',
+          `Source: ${sandbox.sourceId}`,
+          '',
+          'Try it in another terminal (examples/ is in the bds repository and its package):',
+          `  export BDS_BASE_URL=${sandbox.baseUrl} BDS_API_KEY=${sandbox.keys.test} BDS_SOURCE_ID=${sandbox.sourceId}`,
+          '  bds deliver examples/records-2024-05 --period 2024-05',
+          '',
+          'Stop it with Ctrl-C.',
+        ].join('\n'),
+      );
+      await new Promise<void>((resolve) => {
+        if (ctx.signal.aborted) return resolve();
+        ctx.signal.addEventListener('abort', () => resolve(), { once: true });
+      });
+      io.notice('stopping the sandbox');
+    } finally {
+      await sandbox.close();
+    }
+    // Stopped by a signal: exit 130 or 143, as for every command.
+    throw ctx.signal.reason;
+  },
+  print() {
+    // The banner is printed as soon as the sandbox listens, in run().
+  },
+});

@@ -1,0 +1,21 @@
+// What a command receives instead of touching `process`: the runtime the core needs, plus the streams and the
+// interrupt signal. bin/bds.js builds one from the real process; tests build their own (fake TTYs, instant
+// sleeps, short timeouts, a private HOME).
+
+import type { EventListener } from '../core/delivery/events.js';
+import type { Runtime } from '../core/runtime.js';
+
+export interface OutputStream {
+  write(chunk: string): boolean;
+  isTTY?: boolean;
+  columns?: number;
+}
+
+export interface Context extends Runtime {
+  stdout: OutputStream;
+  stderr: OutputStream;
+  /** Aborted on SIGINT, SIGTERM or SIGHUP; its reason is the InterruptedError to report. */
+  signal: AbortSignal;
+  /** Sees every event of the run as well (the benchmark times the phases of a delivery with it). */
+  observe?: EventListener;
+}

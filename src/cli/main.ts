@@ -1,0 +1,179 @@
+// The program: the common options, the list of commands (each defines itself in commands/), and the one
+// place that turns errors into exit codes and renders them. Command modules load only what their run needs,
+// so that --help and --version stay quick.
+
+import { Argument, Command, CommanderError, Option } from 'commander';
+import { BdsError, EXIT_CODES, InternalError, InterruptedError } from '../core/errors.js';
+import { packageVersion } from '../core/version.js';
+import type { CommandSpec } from './command.js';
+import checkCommand from './commands/check.js';
+import completionCommand from './commands/completion.js';
+import deliverCommand from './commands/deliver.js';
+import listCommand from './commands/list.js';
+import registerSourceCommand from './commands/register-source.js';
+import sandboxCommand from './commands/sandbox.js';
+import whoamiCommand from './commands/whoami.js';
+import type { Context } from './context.js';
+// Type only: the factory (and with it chalk and the output code) loads when a command runs, not for --help.
+import type { CommonOptions, Factory } from './factory.js';
+import { errorDocument } from './output/format.js';
+import { githubAnnotation, inGithubActions } from './output/github.js';
+
+/** In the order `bds --help` lists them. */
+const COMMANDS: CommandSpec[] = [
+  whoamiCommand,
+  registerSourceCommand,
+  checkCommand,
+  deliverCommand,
+  listCommand,
+  sandboxCommand,
+  completionCommand,
+];
+
+const HELP_FOOTER = `
+Settings (highest first: flags, environment, config file):
+  BDS_API_KEY         the API key (svc_live_... or svc_test_...); never a flag
+  BDS_API_KEY_FILE    a file holding the API key
+  BDS_BASE_URL        base URL of the API (--base-url)
+  BDS_SOURCE_ID       source id (--source)
+  BDS_PROFILE         profile of the config file (--profile)
+  BDS_CONFIG          config file to use instead of searching (--config)
+  HTTPS_PROXY, HTTP_PROXY, NO_PROXY   proxies; NODE_EXTRA_CA_CERTS for a corporate CA
+  NO_COLOR            no colours; XDG_STATE_HOME holds delivery records (~/.local/state/bds)
+  XDG_CACHE_HOME      remembered checks of data files (~/.cache/bds)
+  CI                  plain timestamped lines even on a terminal
+  GITHUB_ACTIONS      on GitHub Actions: an ::error:: annotation for a failure, and deliver's
+                      summary appended to GITHUB_STEP_SUMMARY
+
+Exit codes:
+  0  success, including "already delivered" and --dry-run
+  1  internal error (a bug)
+  2  usage error or invalid input; nothing was created
+  3  authentication: no key, a malformed key, or 401/403 from the API
+  4  the API or the storage host refused the request, or answered with a redirect
+  5  network or server failure after retries, or a response that makes no sense
+  6  another bds process is delivering the same source, period and product
+  130/143  interrupted by SIGINT/SIGTERM; a delivery run again resumes
+  129      interrupted by SIGHUP (a closed terminal or ssh session); likewise
+`;
+
+/** Runs bds with the user's arguments (argv without node and the script) and returns the exit code. */
+export async function main(argv: string[], ctx: Context): Promise<number> {
+  let factory: Factory | undefined;
+  let running: CommandSpec | undefined;
+  let exitCode: number = EXIT_CODES.ok;
+  const program = buildProgram(ctx, async (spec, options, args, command) => {
+    const { Factory } = await import('./factory.js');
+    running = spec;
+    factory = new Factory(ctx, options, command.parent ?? command);
+    try {
+      exitCode = spec.print(factory, await spec.run(factory, options, args), options) ?? EXIT_CODES.ok;
+    } finally {
+      factory.close();
+    }
+  });
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return exitCode;
+  } catch (error) {
+    exitCode = exitCodeOf(error);
+    if (error instanceof CommanderError) {
+      // Scripts parsing stdout get one JSON document on a usage error too (commander printed the line).
+      if (exitCode !== EXIT_CODES.ok && argv.includes('--json')) {
+        ctx.stdout.write(errorDocument(withoutPrefix(error.message), 'see bds --help', exitCode));
+      }
+      return exitCode;
+    }
+    const { Factory } = await import('./factory.js');
+    renderError(factory ?? new Factory(ctx, {}, program), failure(error, running), exitCode);
+    return exitCode;
+  }
+}
+
+export function exitCodeOf(error: unknown): number {
+  if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT_CODES.ok : EXIT_CODES.usage;
+  if (error instanceof BdsError) return error.exitCode;
+  return EXIT_CODES.internal;
+}
+
+/** What to report: a bug is wrapped as one; an interrupted delivery says that a re-run resumes it. */
+function failure(error: unknown, running: CommandSpec | undefined): unknown {
+  if (error instanceof InterruptedError && running === deliverCommand) {
+    return new InterruptedError(error.reason, 'run the same command again to resume this delivery');
+  }
+  if (error instanceof BdsError) return error;
+  const wrapped = new InternalError(`internal error: ${error instanceof Error ? error.message : String(error)}`, {
+    hint: 'this is a bug in bds; please report it with the output of the same command run with --verbose',
+  });
+  if (error instanceof Error && error.stack) wrapped.stack = error.stack;
+  return wrapped;
+}
+
+/** An error: one line (and a hint), a stack trace only with --verbose; with --json also a JSON object on stdout. */
+function renderError({ io, ctx }: Factory, error: unknown, exitCode: number): void {
+  const message = error instanceof Error ? error.message : String(error);
+  const hint = error instanceof BdsError ? error.hint : undefined;
+  io.failStep();
+  io.writeErr(`${io.err.red('bds:')} ${message}\n`);
+  if (hint) io.writeErr(`${io.err.dim(`hint: ${hint}`)}\n`);
+  if (io.flags.verbose && error instanceof Error && error.stack) io.writeErr(`${io.err.dim(error.stack)}\n`);
+  if (inGithubActions(ctx.env)) io.writeErr(githubAnnotation(message));
+  // One JSON document per run: a command that already printed its result (the sandbox's banner) adds none.
+  if (io.flags.json && !io.printedResult) io.writeOut(errorDocument(message, hint, exitCode));
+}
+
+/** commander's messages start with "error: "; bds's start with "bds: ". */
+function withoutPrefix(message: string): string {
+  return message.replace(/^error: /, '');
+}
+
+type Runner = (spec: CommandSpec, options: CommonOptions, args: Array<string | string[]>, command: Command) => Promise<void>;
+
+export function buildProgram(ctx: Context, runner: Runner): Command {
+  const program = new Command('bds')
+    .description('Deliver scrubbed datasets to the Batch Delivery Service.')
+    .version(packageVersion(), '-V, --version', 'print the version')
+    .helpOption('-h, --help', 'show help')
+    .addHelpText('after', HELP_FOOTER)
+    .showSuggestionAfterError()
+    .exitOverride()
+    .configureOutput({
+      writeOut: (text) => ctx.stdout.write(text),
+      writeErr: (text) => ctx.stderr.write(text),
+      // commander's "error: ..." becomes bds's one-line form, with a pointer to help.
+      outputError: (text, write) => {
+        const message = withoutPrefix(text).trimEnd();
+        write(`bds: ${message}\nhint: see bds --help\n`);
+        if (inGithubActions(ctx.env)) write(githubAnnotation(message));
+      },
+    });
+
+  for (const spec of COMMANDS) {
+    const command = program.command(spec.name).description(spec.description).helpOption('-h, --help', 'show help').exitOverride();
+    for (const { syntax, description, choices } of spec.arguments ?? []) {
+      const argument = new Argument(syntax, description);
+      // For completion only: a wrong word gets the command's own message, not commander's.
+      if (choices) argument.argChoices = [...choices];
+      command.addArgument(argument);
+    }
+    for (const option of spec.options ?? []) command.addOption(option);
+    command.action(async (...params: unknown[]) => {
+      // commander passes the arguments, then the options, then the command itself.
+      const args = params.slice(0, -2) as Array<string | string[]>;
+      await runner(spec, command.opts<CommonOptions>(), args, command);
+    });
+  }
+
+  // Added last, so that each command's help lists its own options first.
+  for (const sub of program.commands) {
+    sub
+      .addOption(new Option('--json', 'print the result as one JSON document on stdout'))
+      .addOption(new Option('-q, --quiet', 'only warnings, errors and the result'))
+      .addOption(new Option('-v, --verbose', 'log each HTTP request (secrets redacted) and stack traces'))
+      .addOption(new Option('--no-color', 'no colours (also NO_COLOR)'))
+      .addOption(new Option('--base-url <url>', 'base URL of the API (BDS_BASE_URL)'))
+      .addOption(new Option('--config <path>', 'use this config file instead of searching (BDS_CONFIG)'))
+      .addOption(new Option('--profile <name>', 'use this profile of the config file (BDS_PROFILE)'));
+  }
+  return program;
+}

@@ -1,0 +1,63 @@
+// One delivery as it happens: each step a spinner on a terminal (a timestamped line elsewhere), the upload as
+// a bar, notices and warnings in between. Fed the core's events; the words are words.ts's.
+
+import type { DeliveryEvent } from '../../core/delivery/events.js';
+import { formatBytes, formatDuration, formatRate } from './format.js';
+import type { IO } from './io.js';
+import { noticeText, stepText } from './words.js';
+
+export class DeliveryView {
+  /** When the upload in progress began, to close it with its size, time and rate. */
+  private uploadStarted: number | undefined;
+  private uploadBytes = 0;
+
+  constructor(
+    private readonly io: IO,
+    /** The folder as the user named it. */
+    private readonly dir: string,
+    private readonly now: () => Date,
+  ) {}
+
+  readonly onEvent = (event: DeliveryEvent): void => {
+    const { io } = this;
+    switch (event.type) {
+      case 'notice': {
+        const { warning, text } = noticeText(event);
+        return warning ? io.warn(text) : io.notice(text);
+      }
+      case 'progress':
+        return io.progress(event.sent, event.total);
+      case 'reading':
+        return;
+      case 'step':
+        break;
+    }
+    switch (event.step) {
+      case 'checked':
+        return io.done(stepText(event, this.dir));
+      case 'done':
+        return io.done();
+      case 'uploading':
+        this.uploadStarted = this.now().getTime();
+        this.uploadBytes = event.bytes;
+        return io.step(stepText(event, this.dir));
+      case 'completing':
+        this.closeUpload();
+        return io.step(stepText(event, this.dir));
+      case 'creating':
+        // An upload refused by the storage host is not finished: a fresh batch is being created for it.
+        this.uploadStarted = undefined;
+        return io.step(stepText(event, this.dir));
+      case 'checking':
+        return io.step(stepText(event, this.dir));
+    }
+  };
+
+  private closeUpload(): void {
+    if (this.uploadStarted === undefined) return;
+    const ms = this.now().getTime() - this.uploadStarted;
+    this.uploadStarted = undefined;
+    const bytes = this.uploadBytes;
+    this.io.done(`uploaded ${formatBytes(bytes)} in ${formatDuration(ms)}${ms > 0 ? ` (${formatRate(bytes, ms)})` : ''}`);
+  }
+}

@@ -1,0 +1,219 @@
+// The one place that decides how bds talks: terminal or not, colour or not, spinners and bars or plain
+// timestamped lines, JSON or text. stdout carries results; stderr carries progress, notices and errors.
+
+import readline from 'node:readline';
+import { Chalk, type ChalkInstance } from 'chalk';
+import type { Ora } from 'ora';
+import type { Env } from '../../core/runtime.js';
+import type { OutputStream } from '../context.js';
+import { KEY_PREFIXES } from '../../core/api/types.js';
+import { timestamp } from './format.js';
+import { progressBar, progressLine } from './progress.js';
+
+export interface OutputFlags {
+  json: boolean;
+  quiet: boolean;
+  verbose: boolean;
+  /** false with --no-color */
+  color: boolean;
+}
+
+export interface IOOptions {
+  stdout: OutputStream;
+  stderr: OutputStream;
+  env: Env;
+  now: () => Date;
+  flags: OutputFlags;
+}
+
+/** Plain progress lines come at most this often. */
+export const PROGRESS_LINE_INTERVAL_MS = 10_000;
+const SPINNER_UPDATE_INTERVAL_MS = 100;
+
+export class IO {
+  readonly flags: OutputFlags;
+  /** Spinners and bars: stderr is a real terminal and neither --json nor --quiet. */
+  readonly interactive: boolean;
+  /** Colours for stdout and stderr, each off unless that stream is a terminal. */
+  readonly out: ChalkInstance;
+  readonly err: ChalkInstance;
+  readonly stdoutIsTerminal: boolean;
+  /** A result went to stdout: under --json, the run's one JSON document. */
+  printedResult = false;
+  private readonly options: IOOptions;
+  private spinner: Ora | undefined;
+  private stepText = '';
+  private stepStarted = 0;
+  private lastProgress = 0;
+  private readonly secrets: string[] = [];
+
+  constructor(options: IOOptions) {
+    this.options = options;
+    const { env, flags, stdout, stderr } = options;
+    this.flags = flags;
+    const colorAllowed = flags.color && !env.NO_COLOR && env.TERM !== 'dumb';
+    this.stdoutIsTerminal = stdout.isTTY === true;
+    this.out = new Chalk({ level: colorAllowed && stdout.isTTY ? 1 : 0 });
+    this.err = new Chalk({ level: colorAllowed && stderr.isTTY ? 1 : 0 });
+    // ora loops forever on a terminal that reports 0 columns; CI consoles are not terminals for our purposes.
+    this.interactive =
+      stderr.isTTY === true &&
+      (stderr.columns ?? 0) > 0 &&
+      env.TERM !== 'dumb' &&
+      !inCi(env) &&
+      !flags.json &&
+      !flags.quiet;
+  }
+
+  /** A value that must never be printed (the API key): every write replaces it, as a last line of defence. */
+  addSecret(secret: string): void {
+    // A bare prefix ("svc_live_") would garble ordinary text and reveals nothing.
+    if (secret.length > KEY_PREFIXES.live.length) this.secrets.push(secret);
+  }
+
+  /** Loads the spinner library, only when it will be used. */
+  async prepare(): Promise<void> {
+    if (!this.interactive || this.spinner) return;
+    const { default: ora } = await import('ora');
+    this.spinner = ora({
+      stream: this.spinnerStream(),
+      isEnabled: true,
+      // ora's own colours ignore NO_COLOR; ours decide.
+      color: this.err.level > 0 ? 'cyan' : false,
+      // Raw mode on stdin would swallow Ctrl-C's default behaviour and keep the process alive.
+      discardStdin: false,
+    });
+  }
+
+  /** A result for stdout: JSON with --json, else the text. */
+  result(json: unknown, text: () => string): void {
+    this.printedResult = true;
+    this.stopSpinner();
+    if (this.flags.json) this.write(this.options.stdout, `${JSON.stringify(json, null, 2)}\n`);
+    else {
+      const body = text();
+      if (body) this.write(this.options.stdout, body.endsWith('\n') ? body : `${body}\n`);
+    }
+  }
+
+  /** A step begins: a spinner on a terminal, else one timestamped line (none with --quiet). */
+  step(text: string): void {
+    this.stepText = text;
+    this.stepStarted = this.options.now().getTime();
+    this.lastProgress = this.stepStarted;
+    if (this.spinner) {
+      if (this.spinner.isSpinning) this.succeed();
+      this.spinner.start(text);
+    } else if (!this.flags.quiet) {
+      this.line(text);
+    }
+  }
+
+  /** The current step finished, with an optional closing text. */
+  done(text?: string): void {
+    if (this.spinner?.isSpinning) this.succeed(text ?? this.stepText);
+    else if (text && !this.flags.quiet) this.line(text);
+  }
+
+  progress(sent: number, total: number): void {
+    const now = this.options.now().getTime();
+    const sample = { sent, total, elapsedMs: now - this.stepStarted };
+    if (this.spinner?.isSpinning) {
+      if (now - this.lastProgress < SPINNER_UPDATE_INTERVAL_MS && sent < total) return;
+      this.lastProgress = now;
+      this.spinner.text = `${this.stepText} ${progressBar(sample)}`;
+    } else if (!this.flags.quiet && !this.spinner && now - this.lastProgress >= PROGRESS_LINE_INTERVAL_MS) {
+      this.lastProgress = now;
+      this.line(progressLine(sample));
+    }
+  }
+
+  /** Something the user should know that is not a problem; not shown with --quiet. */
+  notice(text: string): void {
+    if (this.flags.quiet) return;
+    this.above(() => this.line(text));
+  }
+
+  /** Always shown, --quiet included. */
+  warn(text: string): void {
+    this.above(() => this.write(this.options.stderr, `${this.err.yellow('warning:')} ${text}\n`));
+  }
+
+  /** Only with --verbose. */
+  verbose(text: string): void {
+    if (this.flags.verbose) this.above(() => this.line(text));
+  }
+
+  /** A failure is about to be reported: a running spinner ends with a cross instead of a tick. */
+  failStep(): void {
+    if (this.spinner?.isSpinning) this.spinner.stopAndPersist({ symbol: this.err.red('✖') });
+  }
+
+  /** Text for stderr as is (an error's lines), through the secret filter. */
+  writeErr(text: string): void {
+    this.write(this.options.stderr, text);
+  }
+
+  /** Text for stdout as is, through the secret filter. */
+  writeOut(text: string): void {
+    this.write(this.options.stdout, text);
+  }
+
+  /** ora's succeed() colours its symbol whatever NO_COLOR or --no-color say; this uses our chalk. */
+  private succeed(text?: string): void {
+    this.spinner?.stopAndPersist({ symbol: this.err.green('✔'), ...(text === undefined ? {} : { text }) });
+  }
+
+  stopSpinner(): void {
+    if (this.spinner?.isSpinning) this.spinner.stop();
+  }
+
+  /** Writes a line to stderr without tearing a spinner: it is cleared, the line written, then redrawn. */
+  private above(write: () => void): void {
+    if (this.spinner?.isSpinning) {
+      this.spinner.clear();
+      write();
+      this.spinner.render();
+    } else {
+      write();
+    }
+  }
+
+  /**
+   * The stream ora draws on. ora moves the cursor with tty.WriteStream's methods, which an OutputStream need
+   * not have; its writes pass the secret filter too. Never "full", so that ora never waits for a 'drain'.
+   */
+  private spinnerStream(): NodeJS.WritableStream {
+    const stderr = this.options.stderr;
+    const target = stderr as NodeJS.WritableStream;
+    return {
+      isTTY: true,
+      get columns() {
+        return stderr.columns;
+      },
+      write: (chunk: string) => {
+        this.write(stderr, chunk);
+        return true;
+      },
+      cursorTo: (x: number) => readline.cursorTo(target, x),
+      moveCursor: (dx: number, dy: number) => readline.moveCursor(target, dx, dy),
+      clearLine: (direction: -1 | 0 | 1) => readline.clearLine(target, direction),
+    } as unknown as NodeJS.WritableStream;
+  }
+
+  private write(stream: OutputStream, text: string): void {
+    let safe = text;
+    for (const secret of this.secrets) safe = safe.split(secret).join(`${secret.slice(0, KEY_PREFIXES.live.length)}…(redacted)`);
+    stream.write(safe);
+  }
+
+  private line(text: string): void {
+    const prefix = this.interactive ? '' : `${timestamp(this.options.now())} `;
+    this.write(this.options.stderr, `${prefix}${text}\n`);
+  }
+}
+
+/** CI consoles get plain lines even when they claim a terminal; CI=false or CI=0 says this is not CI. */
+function inCi(env: Env): boolean {
+  return env.CI !== undefined && !['', '0', 'false'].includes(env.CI.toLowerCase());
+}

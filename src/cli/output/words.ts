@@ -1,0 +1,79 @@
+// Every sentence bds says about a delivery: events (src/core/delivery/events.ts) into words. The core speaks
+// in data; this is the one place that turns it into English.
+
+import type { ColumnDiff, ColumnEntry } from '../../core/delivery/columns.js';
+import type { Notice, StepEvent } from '../../core/delivery/events.js';
+import { formatBytes, formatDuration } from './format.js';
+
+/** The line that opens a step; `dir` is the folder as the user named it. */
+export function stepText(event: StepEvent, dir: string): string {
+  switch (event.step) {
+    case 'checking':
+      return event.subject === 'file'
+        ? `checking ${dir}`
+        : `checking ${event.sourceId} for an earlier ${event.product} batch of ${event.period}`;
+    case 'checked':
+      return `checked ${event.dataFile}: ${event.recordCount} records, ${formatBytes(event.bytes)}, sha256 ${event.sha256}${event.fromCache ? ' (remembered from an earlier pass)' : ''}`;
+    case 'creating':
+      return `creating the ${event.product} batch for ${event.period}`;
+    case 'uploading':
+      return `uploading ${event.bytes} bytes to ${event.batchId}`;
+    case 'completing':
+      return `confirming ${event.batchId} with sha256 ${event.sha256}`;
+    case 'done':
+      return `${event.batchId} is ${event.status}`;
+  }
+}
+
+/** A notice as a line, and whether it is a warning (shown even with --quiet). */
+export function noticeText(notice: Notice): { warning: boolean; text: string } {
+  const info = (text: string) => ({ warning: false, text });
+  const warning = (text: string) => ({ warning: true, text });
+  switch (notice.code) {
+    case 'warning':
+      return warning(notice.message);
+    case 'test_key':
+      return info('test key (svc_test_): test-mode batches never become billable');
+    case 'resuming':
+      return info(
+        notice.batchId
+          ? `resuming the interrupted delivery of ${notice.batchId}`
+          : 'resuming an interrupted delivery (its create is repeated with the same idempotency key)',
+      );
+    case 'inputs_changed':
+      return warning(
+        `the report or schema changed since the interrupted delivery${notice.batchId ? ` of ${notice.batchId}` : ''}; ` +
+          `delivering a fresh batch${notice.batchId ? ` (${notice.batchId} stays awaiting_upload and is never confirmed)` : ''}`,
+      );
+    case 'upload_url_refused':
+      return info(`the storage host refused the upload URL (${notice.reason}); creating a fresh batch once`);
+    case 'uploading_again':
+      return info(
+        notice.reason === 'missing'
+          ? `the service has no upload for ${notice.batchId}; uploading again`
+          : `the stored file does not match sha256 ${notice.sha256}; uploading again`,
+      );
+    case 'retry':
+      return info(`${notice.reason}; retrying in ${formatDuration(notice.delayMs)} (attempt ${notice.attempt} of ${notice.maxAttempts})`);
+    case 'record_set_aside':
+      return warning(`the delivery record ${notice.file} could not be read; it was set aside as ${notice.setAsideAs} and this delivery starts from the server's list`);
+    case 'schema_changes':
+      return warning(schemaChangeText(notice.since, notice.changes));
+    case 'record_count_differs':
+      return warning(
+        `${notice.batchId} counts ${notice.listed} records, this file ${notice.local}: it came from another file (--skip-delivered counts it as delivered)`,
+      );
+  }
+}
+
+/** The schema-change warning: several lines, one per column. */
+export function schemaChangeText(since: { period: string; batchId: string | null }, changes: ColumnDiff): string {
+  const column = (c: Pick<ColumnEntry, 'object' | 'name'>) => `${c.object}.${c.name}`;
+  const shown = (value: string | null) => (value === null ? '(none)' : `"${value}"`);
+  return [
+    `the schema differs from the one delivered for ${since.period}${since.batchId ? ` (${since.batchId})` : ''}:`,
+    ...changes.added.map((c) => `  added    ${column(c)} (role ${c.role}, kind ${c.kind}${c.transform ? `, transform "${c.transform}"` : ''})`),
+    ...changes.removed.map((c) => `  removed  ${column(c)}`),
+    ...changes.changed.map((c) => `  changed  ${column(c)}: ${c.field} ${shown(c.from)} → ${shown(c.to)}`),
+  ].join('\n');
+}

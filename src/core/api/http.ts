@@ -1,0 +1,342 @@
+// The one HTTP client: base URL, key (only to the API's origin), headers, timeouts and redaction, with the
+// retry policy of retry.ts and the proxies of proxy.ts. Nothing else in bds builds a request.
+
+import type { Readable } from 'node:stream';
+import { request, type Dispatcher } from 'undici';
+import { ApiError, AuthError, BdsError, NetworkError, type RequestInfo } from '../errors.js';
+import type { Env } from '../runtime.js';
+import { Dispatchers, proxyFailure } from './proxy.js';
+import { describeBody, errorCode, errorMessage, redactUrl } from './redact.js';
+import { RETRY_NETWORK_CODES, RETRY_STATUSES, Retryable, retryAfterMs, withRetries, type RetryNotice } from './retry.js';
+import { CLIENT_HEADER, REQUEST_ID_HEADER, type UploadTarget } from './types.js';
+
+export interface HttpTuning {
+  connectTimeoutMs: number;
+  /** From the end of the request body to the response headers. */
+  headersTimeoutMs: number;
+  /** Longest pause between two chunks of a response body, or of an upload body leaving bds. */
+  idleTimeoutMs: number;
+  /** Attempts of one API request, the first included. */
+  maxAttempts: number;
+  /** Attempts of one upload; each re-sends the file from its start. */
+  uploadMaxAttempts: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** No API request is retried once this much time has passed since its first attempt. */
+  maxTotalMs: number;
+  /** A longer Retry-After is cut to this. */
+  maxRetryAfterMs: number;
+}
+
+export const DEFAULT_TUNING: HttpTuning = {
+  connectTimeoutMs: 10_000,
+  headersTimeoutMs: 60_000,
+  idleTimeoutMs: 60_000,
+  maxAttempts: 6,
+  uploadMaxAttempts: 5,
+  baseDelayMs: 1_000,
+  maxDelayMs: 20_000,
+  maxTotalMs: 120_000,
+  maxRetryAfterMs: 60_000,
+};
+
+const MAX_ERROR_BODY = 64 * 1024;
+
+export interface HttpClientOptions {
+  baseUrl: URL;
+  apiKey: string;
+  /** Value of X-Service-Client. */
+  clientHeader: string;
+  /** Proxy variables (HTTPS_PROXY, HTTP_PROXY, NO_PROXY, lower case too). */
+  env: Env;
+  tuning?: Partial<HttpTuning>;
+  sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  random: () => number;
+  now: () => number;
+  /** Stops every request of this client (Ctrl-C); each call may add a signal of its own. */
+  signal: AbortSignal;
+  /** One line per HTTP exchange, already redacted (for --verbose). */
+  log?: ((line: string) => void) | undefined;
+  onRetry?: ((notice: RetryNotice) => void) | undefined;
+}
+
+export interface JsonResponse<T> {
+  status: number;
+  body: T;
+  requestId: string | undefined;
+}
+
+export interface JsonRequest {
+  query?: Record<string, string>;
+  body?: unknown;
+  headers?: Record<string, string>;
+  signal?: AbortSignal | undefined;
+}
+
+export interface UploadBody {
+  size: number;
+  /** A fresh stream of the whole file; called once per attempt. */
+  open(): Readable;
+}
+
+export class HttpClient {
+  readonly baseUrl: URL;
+  private readonly options: HttpClientOptions;
+  private readonly tuning: HttpTuning;
+  private readonly dispatchers: Dispatchers;
+
+  constructor(options: HttpClientOptions) {
+    this.options = options;
+    this.baseUrl = options.baseUrl;
+    this.tuning = { ...DEFAULT_TUNING, ...options.tuning };
+    this.dispatchers = new Dispatchers(options.env, this.tuning);
+  }
+
+  /** An API request with a JSON body and a JSON answer; retried on network errors and 408/429/5xx. */
+  async json<T>(method: 'GET' | 'POST', path: string, req: JsonRequest = {}): Promise<JsonResponse<T>> {
+    // Joined as text: resolving a path against the base URL could reach another host ("//host/...").
+    const url = new URL(this.baseUrl.href.replace(/\/$/, '') + path);
+    for (const [name, value] of Object.entries(req.query ?? {})) url.searchParams.set(name, value);
+    const info: RequestInfo = { method, url: redactUrl(url) };
+    const body = req.body === undefined ? undefined : JSON.stringify(req.body);
+    const headers: Record<string, string> = {
+      ...this.apiHeaders(),
+      accept: 'application/json',
+      ...req.headers,
+    };
+    if (body !== undefined) {
+      headers['content-type'] = 'application/json';
+      headers['content-length'] = String(Buffer.byteLength(body));
+    }
+    const limits = { maxAttempts: this.tuning.maxAttempts, maxTotalMs: this.tuning.maxTotalMs };
+    return this.withRetries(info, limits, req.signal, async (signal) => {
+      const res = await this.send(info, url, { method, headers, body, signal });
+      const text = await this.readBody(info, res, Number.POSITIVE_INFINITY, signal);
+      const requestId = header(res.headers, REQUEST_ID_HEADER);
+      const answered: RequestInfo = { ...info, status: res.statusCode, ...(requestId ? { requestId } : {}) };
+      if (res.statusCode >= 200 && res.statusCode < 300) {
+        return { status: res.statusCode, body: parseJson<T>(text, res.headers, answered), requestId };
+      }
+      throw this.failure(answered, res.headers, text);
+    });
+  }
+
+  /**
+   * PUT (or the method given) of a file to an upload target, with a fixed Content-Length. The key goes only
+   * to the API's own origin; a signed storage URL gets just the headers the API returned.
+   */
+  async upload(
+    target: UploadTarget,
+    file: UploadBody,
+    onSent?: (bytes: number, chunk: Buffer) => void,
+    callSignal?: AbortSignal,
+  ): Promise<void> {
+    const url = new URL(target.url);
+    const info: RequestInfo = { method: target.method.toUpperCase(), url: redactUrl(url) };
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(target.headers)) {
+      if (!HOP_HEADERS.has(name.toLowerCase())) headers[name.toLowerCase()] = value;
+    }
+    if (url.origin === this.baseUrl.origin) Object.assign(headers, this.apiHeaders());
+    headers['content-length'] = String(file.size);
+
+    const limits = { maxAttempts: this.tuning.uploadMaxAttempts, maxTotalMs: Number.POSITIVE_INFINITY };
+    await this.withRetries(info, limits, callSignal, async (signal) => {
+      let sent = 0;
+      // Counted on the way out without a stream in between: undici reads the file stream itself. Paused
+      // first, so that our listener does not start the flow before undici listens (it resumes the stream).
+      const source = file.open().pause();
+      // Our own idle timer: undici never times out a request body that stops flowing.
+      const idle = new AbortController();
+      const timer = setTimeout(() => idle.abort(idleTimeout(this.tuning.idleTimeoutMs)), this.tuning.idleTimeoutMs);
+      source.on('data', (chunk: Buffer) => {
+        sent += chunk.length;
+        timer.refresh();
+        onSent?.(sent, chunk);
+      });
+      try {
+        const res = await this.send(info, url, {
+          method: info.method,
+          headers,
+          body: source,
+          signal: AbortSignal.any([signal, idle.signal]),
+        });
+        clearTimeout(timer);
+        const text = await this.readBody(info, res, MAX_ERROR_BODY, signal);
+        if (res.statusCode >= 200 && res.statusCode < 300) return;
+        const requestId = header(res.headers, REQUEST_ID_HEADER) ?? header(res.headers, 'x-amz-request-id');
+        throw this.failure({ ...info, status: res.statusCode, ...(requestId ? { requestId } : {}) }, res.headers, text);
+      } finally {
+        clearTimeout(timer);
+        source.destroy();
+      }
+    });
+  }
+
+  close(): Promise<void> {
+    return this.dispatchers.close();
+  }
+
+  private apiHeaders(): Record<string, string> {
+    return { authorization: `Bearer ${this.options.apiKey}`, [CLIENT_HEADER]: this.options.clientHeader };
+  }
+
+  /** One exchange: returns any HTTP answer; turns transport failures into Retryable or final errors. */
+  private async send(
+    info: RequestInfo,
+    url: URL,
+    init: { method: string; headers: Record<string, string>; body?: string | Readable; signal: AbortSignal },
+  ): Promise<Dispatcher.ResponseData> {
+    const started = this.options.now();
+    try {
+      const res = await request(url, {
+        method: init.method as Dispatcher.HttpMethod,
+        headers: init.headers,
+        body: init.body ?? null,
+        signal: init.signal,
+        dispatcher: this.dispatchers.for(url),
+        headersTimeout: this.tuning.headersTimeoutMs,
+        bodyTimeout: this.tuning.idleTimeoutMs,
+      });
+      const requestId = header(res.headers, REQUEST_ID_HEADER);
+      this.log(`${info.method} ${info.url} → ${res.statusCode} (${this.options.now() - started} ms)${requestId ? ` [${requestId}]` : ''}`);
+      return res;
+    } catch (error) {
+      this.log(`${info.method} ${info.url} → ${describeTransportError(error)} (${this.options.now() - started} ms)`);
+      throw this.transportFailure(info, error, init.signal);
+    }
+  }
+
+  /** Reads an answer's body: a reset or a stall there is a transport failure like one before the headers. */
+  private async readBody(info: RequestInfo, res: Dispatcher.ResponseData, cap: number, signal: AbortSignal): Promise<string> {
+    try {
+      return await readCapped(res.body, cap);
+    } catch (error) {
+      this.log(`${info.method} ${info.url} → ${res.statusCode}, then ${describeTransportError(error)}`);
+      throw this.transportFailure(info, error, signal);
+    }
+  }
+
+  private transportFailure(info: RequestInfo, error: unknown, signal: AbortSignal): Error {
+    if (this.options.signal.aborted) return this.options.signal.reason as Error;
+    // A call's own signal (a delivery's abort) carries a BdsError as its reason, returned below.
+    const reason = signal.aborted ? signal.reason : error;
+    // An error raised by the body stream itself (the file vanished, bds's own checks) is not the network's.
+    if (reason instanceof BdsError) return reason;
+    const code = errorCodeOf(reason);
+    const proxy = proxyFailure(reason, this.options.env, info.url);
+    const failure = new NetworkError(
+      `${info.method} ${info.url} failed: ${proxy?.message ?? describeTransportError(reason)}`,
+      info,
+      { cause: reason, ...(proxy ? { hint: proxy.hint } : {}) },
+    );
+    if (proxy) return RETRY_STATUSES.has(proxy.status) ? new Retryable(failure) : failure;
+    return code !== undefined && RETRY_NETWORK_CODES.has(code) ? new Retryable(failure) : failure;
+  }
+
+  /** The error for an HTTP answer that is not a success. */
+  private failure(info: RequestInfo, headers: Dispatcher.ResponseData['headers'], text: string): Error {
+    const status = info.status ?? 0;
+    const message = errorMessage(text, headers) ?? `HTTP ${status}`;
+    const code = errorCode(text, headers);
+    const line = `${info.method} ${info.url} → ${status}: ${message}${info.requestId ? ` (request id ${info.requestId})` : ''}`;
+    if (status >= 300 && status < 400) {
+      const location = header(headers, 'location');
+      return new ApiError(
+        `${info.method} ${info.url} → ${status}: redirected to ${location ? redactUrl(location) : '(no location)'}; bds never follows redirects`,
+        info,
+        { hint: 'check the base URL (--base-url, BDS_BASE_URL or baseUrl): it should be the API address itself' },
+      );
+    }
+    if ((status === 401 || status === 403) && new URL(info.url).origin === this.baseUrl.origin) {
+      return new AuthError(line, {
+        hint: 'the API refused the key: check BDS_API_KEY, BDS_API_KEY_FILE or apiKey, and that it is for this base URL',
+      });
+    }
+    if (RETRY_STATUSES.has(status)) {
+      return new Retryable(new NetworkError(line, info), retryAfterMs(header(headers, 'retry-after'), this.options.now()));
+    }
+    if (status >= 500) return new NetworkError(line, info);
+    return new ApiError(line, info, code === undefined ? {} : { code });
+  }
+
+  private withRetries<T>(
+    info: RequestInfo,
+    limits: { maxAttempts: number; maxTotalMs: number },
+    callSignal: AbortSignal | undefined,
+    attempt: (signal: AbortSignal) => Promise<T>,
+  ): Promise<T> {
+    const { sleep, random, now, onRetry } = this.options;
+    const signal = callSignal ? AbortSignal.any([this.options.signal, callSignal]) : this.options.signal;
+    return withRetries({ policy: this.tuning, sleep, random, now, signal, onRetry }, info, limits, attempt);
+  }
+
+  private log(line: string): void {
+    this.options.log?.(line);
+  }
+}
+
+const HOP_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive']);
+
+function header(headers: Dispatcher.ResponseData['headers'], name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+async function readCapped(body: Dispatcher.ResponseData['body'], cap: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    if (size < cap) chunks.push(chunk as Buffer);
+    size += (chunk as Buffer).length;
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function parseJson<T>(text: string, headers: Dispatcher.ResponseData['headers'], info: RequestInfo): T {
+  try {
+    const value: unknown = JSON.parse(text);
+    if (value !== null && typeof value === 'object') return value as T;
+  } catch {
+    // reported below
+  }
+  throw new NetworkError(
+    `${info.method} ${info.url} → ${info.status} with a body that is not a JSON object: ${describeBody(text, headers)}`,
+    info,
+    { hint: 'is the base URL the API, and not a web page or a proxy?' },
+  );
+}
+
+function idleTimeout(ms: number): Error {
+  return Object.assign(new Error(`no upload progress for ${Math.round(ms / 1000)} s`), { code: 'BDS_IDLE_TIMEOUT' });
+}
+
+function errorCodeOf(error: unknown): string | undefined {
+  if (error === null || typeof error !== 'object') return undefined;
+  const { code, cause } = error as { code?: unknown; cause?: unknown };
+  if (typeof code === 'string' && code !== 'UND_ERR_SOCKET') return code;
+  // undici wraps the socket's own error (ECONNRESET and the like) as its cause.
+  return errorCodeOf(cause) ?? (typeof code === 'string' ? code : undefined);
+}
+
+const TRANSPORT_WORDS: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset',
+  EPIPE: 'connection closed while sending',
+  ENOTFOUND: 'no such host',
+  EAI_AGAIN: 'name lookup failed',
+  UND_ERR_SOCKET: 'connection closed by the other side',
+  UND_ERR_CONNECT_TIMEOUT: 'timed out connecting',
+  UND_ERR_HEADERS_TIMEOUT: 'timed out waiting for the response',
+  UND_ERR_BODY_TIMEOUT: 'timed out reading the response',
+  BDS_IDLE_TIMEOUT: 'the upload stalled',
+};
+
+function describeTransportError(error: unknown): string {
+  const code = errorCodeOf(error);
+  const words = code === undefined ? undefined : TRANSPORT_WORDS[code];
+  if (words) return `${words} (${code})`;
+  const message = error instanceof Error ? error.message : String(error);
+  return code ? `${message} (${code})` : message;
+}
+

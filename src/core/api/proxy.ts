@@ -1,0 +1,71 @@
+// Proxies: HTTPS_PROXY, HTTP_PROXY and NO_PROXY from the environment bds was given (never process.env), with
+// loopback always direct, and a proxy's refusal explained without its credentials.
+
+import { EnvHttpProxyAgent, type Dispatcher } from 'undici';
+import type { Env } from '../runtime.js';
+import { redactUrl } from './redact.js';
+
+export interface ConnectionTuning {
+  connectTimeoutMs: number;
+  headersTimeoutMs: number;
+  idleTimeoutMs: number;
+}
+
+/** The dispatchers of one client: through the proxies the environment names. */
+export class Dispatchers {
+  private readonly proxied: Dispatcher;
+
+  constructor(env: Env, tuning: ConnectionTuning) {
+    const common = {
+      connect: { timeout: tuning.connectTimeoutMs },
+      headersTimeout: tuning.headersTimeoutMs,
+      bodyTimeout: tuning.idleTimeoutMs,
+    };
+    // Always pass all three: undici falls back to process.env for a missing one, and bds reads only its context.
+    this.proxied = new EnvHttpProxyAgent({ ...proxySettings(env), ...common });
+  }
+
+  for(_url: URL): Dispatcher {
+    return this.proxied;
+  }
+
+  async close(): Promise<void> {
+    await this.proxied.close();
+  }
+}
+
+/** The proxy variables, lower case first as with curl; '' for none. */
+function proxySettings(env: Env): { httpProxy: string; httpsProxy: string; noProxy: string } {
+  const pick = (name: string): string => env[name] || env[name.toUpperCase()] || '';
+  const httpProxy = pick('http_proxy');
+  return { httpProxy, httpsProxy: pick('https_proxy') || httpProxy, noProxy: pick('no_proxy') };
+}
+
+/** A proxy that refused the tunnel: named (without credentials) so that the user knows where to look. */
+export function proxyFailure(
+  error: unknown,
+  env: Env,
+  target: string,
+): { message: string; hint: string; status: number } | undefined {
+  const match = /Proxy response \((\d+)\)/.exec(error instanceof Error ? error.message : '');
+  if (!match) return undefined;
+  const status = Number(match[1]);
+  const { httpProxy, httpsProxy } = proxySettings(env);
+  const proxy = new URL(target).protocol === 'https:' ? httpsProxy : httpProxy;
+  const name = proxy ? `the proxy ${redactUrl(proxy)}` : 'the proxy';
+  if (status === 407) {
+    const hasCredentials = proxy !== '' && URL.canParse(proxy) && new URL(proxy).username !== '';
+    return {
+      status,
+      message: `${name} answered 407 Proxy Authentication Required`,
+      hint: hasCredentials
+        ? 'the proxy refused the user and password in HTTPS_PROXY/HTTP_PROXY; check them (special characters percent-encoded)'
+        : 'put the proxy user and password in HTTPS_PROXY/HTTP_PROXY: http://user:password@host:port',
+    };
+  }
+  return {
+    status,
+    message: `${name} answered ${status} instead of connecting`,
+    hint: 'the proxy could not or would not reach the host; check HTTPS_PROXY, HTTP_PROXY and NO_PROXY',
+  };
+}

@@ -1,0 +1,136 @@
+// `deliver` as a whole, in the order that keeps it safe: settings and key first, the quick folder checks, the
+// lock (before the long read, so that a second bds stops at once), the one pass over the data file, the schema
+// compared with the last delivery's, then the delivery or, for a dry run, what it would do. Temp files and the
+// lock are released whatever happens.
+
+import { promises as fs } from 'node:fs';
+import type { BatchListEntry, BatchStatus, Product } from '../api/types.js';
+import { announceSettings, clientHooks, type Operation } from '../operation.js';
+import { stateDir } from '../settings/dirs.js';
+import { requireSource } from '../settings/settings.js';
+import { Delivery } from './delivery.js';
+import { checkFolder, type FolderOptions } from './folder.js';
+import { takeLock } from './lock.js';
+import { compareSchema, planFolder, type SchemaChanges } from './plan.js';
+import { RecordStore } from './record-store.js';
+import type { RerunDecision } from './rerun.js';
+
+export interface DeliverOptions extends FolderOptions {
+  /** Default BDS_SOURCE_ID or the config file's sourceId. */
+  sourceId?: string | undefined;
+  force?: boolean | undefined;
+  dryRun?: boolean | undefined;
+  /** Count a delivered batch of the period as delivered whatever file it came from (CI runners). */
+  skipDelivered?: boolean | undefined;
+}
+
+/** What a delivery sends, as both results show it. */
+export interface DeliverySummary {
+  source_id: string;
+  product: Product;
+  period: string;
+  record_count: number;
+  bytes: number;
+  sha256: string;
+  /** How the columns differ from the newest earlier delivery of the product recorded here; null if not. */
+  schema_changes: SchemaChanges | null;
+}
+
+/** What was delivered: the object `bds deliver --json` prints. */
+export interface DeliverResult extends DeliverySummary {
+  batch: { id: string; status: BatchStatus };
+  skipped: boolean;
+  /** An interrupted earlier run's batch was finished. */
+  resumed: boolean;
+}
+
+/** What a delivery would do: the object `bds deliver --dry-run --json` prints. */
+export interface DryRunResult extends DeliverySummary {
+  dry_run: true;
+  existing_batch: BatchListEntry | null;
+  /** What a real run would do: deliver, resume, skip (already delivered) or stop (delivered from another file). */
+  would: { action: 'deliver' | 'resume' | 'skip' | 'stop'; batch_id: string | null; status: BatchStatus | null };
+}
+
+export async function deliverFolder(options: DeliverOptions, op: Operation): Promise<DeliverResult | DryRunResult> {
+  const { runtime, connection } = op;
+  await announceSettings(op);
+  const sourceId = requireSource(await connection.settings());
+  const access = await connection.apiAccess();
+  if (access.key.mode === 'test') op.onEvent({ type: 'notice', code: 'test_key' });
+
+  const folder = await checkFolder({ ...options, cwd: runtime.cwd, now: runtime.now(), periodRequired: true });
+  const subject = { period: folder.period, product: folder.product };
+  for (const message of folder.warnings) op.onEvent({ type: 'notice', code: 'warning', ...subject, message });
+  const records = new RecordStore(stateDir(runtime.env, runtime.homedir));
+  const delivery = { api: access.api, sourceId, ...subject };
+  const unlock = options.dryRun
+    ? undefined
+    : records.inStateFolder(() =>
+        takeLock({
+          file: records.lockFile(delivery),
+          subject: `${sourceId} ${folder.period} ${folder.product}`,
+          owner: { pid: runtime.pid, hostname: runtime.hostname, startedAt: runtime.now().toISOString() },
+          isProcessAlive: runtime.isProcessAlive,
+          processStartedAt: runtime.processStartedAt,
+        }),
+      );
+  try {
+    const plan = await planFolder(folder, op);
+    try {
+      const schemaChanges = compareSchema(records, plan, sourceId, op);
+      const client = await connection.client(clientHooks(op, op.signal, subject));
+      try {
+        const run = new Delivery({
+          plan,
+          api: access.api,
+          client,
+          sourceId,
+          force: options.force === true,
+          skipDelivered: options.skipDelivered === true,
+          records,
+          newIdempotencyKey: () => connection.newIdempotencyKey(),
+          now: runtime.now,
+          onEvent: op.onEvent,
+          signal: op.signal,
+        });
+        const summary: DeliverySummary = {
+          source_id: sourceId,
+          product: plan.product,
+          period: plan.period,
+          record_count: plan.recordCount,
+          bytes: plan.upload.size,
+          sha256: plan.sha256,
+          schema_changes: schemaChanges,
+        };
+        if (options.dryRun) {
+          const { decision, existing } = await run.preview();
+          return { dry_run: true, ...summary, existing_batch: existing ?? null, would: wouldDo(decision) };
+        }
+        const outcome = await run.run();
+        return { batch: outcome.batch, ...summary, skipped: outcome.skipped, resumed: outcome.resumed };
+      } finally {
+        await client.close();
+      }
+    } finally {
+      if (plan.upload.temporary) await fs.rm(plan.upload.path, { force: true });
+    }
+  } finally {
+    unlock?.();
+  }
+}
+
+
+
+function wouldDo(decision: RerunDecision): DryRunResult['would'] {
+  switch (decision.kind) {
+    case 'new':
+      return { action: 'deliver', batch_id: null, status: null };
+    case 'resume':
+      return { action: 'resume', batch_id: decision.record.batchId ?? null, status: decision.record.status ?? null };
+    case 'delivered':
+      return { action: 'skip', batch_id: decision.batch.id, status: decision.batch.status };
+    case 'conflict':
+      return { action: 'stop', batch_id: decision.batch.id, status: decision.batch.status };
+  }
+}

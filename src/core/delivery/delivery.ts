@@ -1,0 +1,359 @@
+// One delivery of a checked file: re-run check, create, upload, complete. An object with one explicit state,
+// typed events and abort. It knows nothing of terminals: what happens leaves as events (events.ts).
+// The record is written before the upload and after each step, so that a re-run resumes instead of creating
+// a second batch, and the server is asked before anything is created, so that a delivered period is never
+// delivered twice by accident.
+
+import { createHash } from 'node:crypto';
+import { createReadStream, statSync } from 'node:fs';
+import { ApiError, BdsError, EXIT_CODES, NetworkError, UsageError, abortError } from '../errors.js';
+import type { ApiClient } from '../api/client.js';
+import { ERROR_CODES, type BatchListEntry, type BatchRef } from '../api/types.js';
+import type { ColumnEntry } from './columns.js';
+import type { EventListener, Notice, StepData, StepEvent } from './events.js';
+import type { DeliveryPlan } from './plan.js';
+import type { DeliveryKey, DeliveryRecord, RecordStore } from './record-store.js';
+import { decideRerun, isDelivered, type RerunDecision } from './rerun.js';
+
+export type DeliveryState = 'ready' | 'checking' | 'creating' | 'uploading' | 'completing' | 'done' | 'failed' | 'aborted';
+
+export interface DeliveryOptions {
+  plan: DeliveryPlan;
+  /** The API in canonical form (url-rules.ts): what records and locks are keyed by. */
+  api: string;
+  client: ApiClient;
+  sourceId: string;
+  force: boolean;
+  skipDelivered: boolean;
+  records: RecordStore;
+  newIdempotencyKey: () => string;
+  now: () => Date;
+  onEvent: EventListener;
+  /** Aborts the delivery from outside (Ctrl-C, a library caller); abort() does the same. */
+  signal?: AbortSignal | undefined;
+}
+
+export interface DeliveryOutcome {
+  batch: BatchRef;
+  /** Already delivered by an earlier run (or, with --skip-delivered, from another file): nothing was sent. */
+  skipped: boolean;
+  /** An interrupted earlier run's batch was finished. */
+  resumed: boolean;
+}
+
+/** A delivery record could not be written after the batch was created: the batch exists, a re-run resumes it. */
+export class RecordNotSavedError extends BdsError {
+  readonly exitCode = EXIT_CODES.network;
+}
+
+export class Delivery {
+  private current: DeliveryState = 'ready';
+  private readonly options: DeliveryOptions;
+  private readonly key: DeliveryKey;
+  private readonly controller = new AbortController();
+  private record: DeliveryRecord | undefined;
+
+  constructor(options: DeliveryOptions) {
+    this.options = options;
+    const { plan } = options;
+    this.key = { api: options.api, sourceId: options.sourceId, period: plan.period, product: plan.product, sha256: plan.sha256 };
+    if (options.signal) {
+      const outer = options.signal;
+      if (outer.aborted) this.abort(abortError(outer));
+      else outer.addEventListener('abort', () => this.abort(abortError(outer)), { once: true });
+    }
+    this.record = options.records.read(this.key, (corrupt) => this.notice({ code: 'record_set_aside', ...corrupt }));
+  }
+
+  get state(): DeliveryState {
+    return this.current;
+  }
+
+  /** Aborted by abort() or by the signal it was given; in-flight requests stop, the record stays saved. */
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  abort(reason: BdsError = abortError(this.controller.signal)): void {
+    if (!this.controller.signal.aborted) this.controller.abort(reason);
+  }
+
+  /** For --dry-run: what run() would do, and the newest batch of this period and product, if any. */
+  async preview(): Promise<{ decision: RerunDecision; existing: BatchListEntry | undefined }> {
+    const batches = await this.periodBatches();
+    return { decision: this.decide(this.options.force ? undefined : batches), existing: batches[0] };
+  }
+
+  async run(): Promise<DeliveryOutcome> {
+    try {
+      const outcome = await this.deliver();
+      this.step({ step: 'done', batchId: outcome.batch.id, status: outcome.batch.status, skipped: outcome.skipped });
+      return outcome;
+    } catch (error) {
+      this.current = this.signal.aborted ? 'aborted' : 'failed';
+      throw this.signal.aborted ? (this.signal.reason as Error) : error;
+    }
+  }
+
+  private async deliver(): Promise<DeliveryOutcome> {
+    const decision = this.decide(this.options.force ? undefined : await this.periodBatches());
+    switch (decision.kind) {
+      case 'delivered': {
+        const { batch } = decision;
+        if (!decision.fromThisFile && batch.record_count !== this.options.plan.recordCount) {
+          this.notice({ code: 'record_count_differs', batchId: batch.id, listed: batch.record_count, local: this.options.plan.recordCount });
+        }
+        if (decision.fromThisFile) this.save({ step: 'completed', status: batch.status });
+        return { batch: { id: batch.id, status: batch.status }, skipped: true, resumed: false };
+      }
+      case 'conflict':
+        throw conflictError(decision.batch, this.key);
+      case 'resume':
+        this.notice({ code: 'resuming', batchId: decision.record.batchId });
+        break;
+      case 'new':
+        if (decision.abandoned) this.notice({ code: 'inputs_changed', batchId: decision.abandoned.batchId });
+        this.record = undefined;
+    }
+
+    let step = this.record?.step ?? 'creating';
+    if (step === 'creating') {
+      await this.create(this.record?.idempotencyKey ?? this.options.newIdempotencyKey());
+      step = 'created';
+    }
+    if (step === 'created') await this.uploadOrRenew();
+    return { batch: await this.complete(), skipped: false, resumed: decision.kind === 'resume' };
+  }
+
+  private async periodBatches(): Promise<BatchListEntry[]> {
+    this.current = 'checking';
+    this.step({ step: 'checking', subject: 'batches', sourceId: this.key.sourceId });
+    return (await this.options.client.listBatches(this.key.sourceId, this.signal)).filter(
+      (b) => b.period === this.key.period && b.product === this.key.product,
+    );
+  }
+
+  private decide(batches: BatchListEntry[] | undefined): RerunDecision {
+    return decideRerun({
+      batches,
+      record: this.record,
+      inputsDigest: this.options.plan.inputsDigest,
+      skipDelivered: this.options.skipDelivered,
+    });
+  }
+
+  private async create(idempotencyKey: string): Promise<void> {
+    const { plan, client } = this.options;
+    // Saved before the request, so that a create whose answer is lost is repeated with the same key.
+    this.save({ step: 'creating', idempotencyKey, batchId: undefined, upload: undefined, status: undefined });
+    this.current = 'creating';
+    this.step({ step: 'creating' });
+    const created = await client.createBatch(
+      {
+        source_id: this.key.sourceId,
+        product: plan.product,
+        period: plan.period,
+        record_count: plan.recordCount,
+        schema: plan.schema,
+        report: plan.report,
+      },
+      idempotencyKey,
+      this.signal,
+    );
+    this.save({ step: 'created', batchId: created.batch.id, upload: created.upload, status: created.batch.status });
+  }
+
+  /**
+   * Uploads to the record's target. A storage host that refuses (403: an expired or bad signature) gets one
+   * fresh batch and a fresh URL; a second refusal is final.
+   */
+  private async uploadOrRenew(): Promise<void> {
+    try {
+      await this.upload();
+    } catch (error) {
+      if (!(error instanceof ApiError && error.status === 403)) throw error;
+      this.notice({ code: 'upload_url_refused', reason: error.message });
+      await this.create(this.options.newIdempotencyKey());
+      await this.upload();
+    }
+  }
+
+  /** Sends the file, hashing what leaves: bytes other than the checked ones are never confirmed. */
+  private async upload(): Promise<void> {
+    const { plan, client } = this.options;
+    const { batchId, upload } = this.requireBatch();
+    const total = plan.upload.size;
+    this.current = 'uploading';
+    this.step({ step: 'uploading', batchId, bytes: total });
+    this.emitProgress(batchId, 0, total);
+    let hash = createHash('sha256');
+    try {
+      await client.upload(
+        upload,
+        {
+          size: total,
+          open: () => {
+            this.assertFileUnchanged();
+            hash = createHash('sha256');
+            return createReadStream(plan.upload.path, { highWaterMark: 1 << 20 });
+          },
+        },
+        (sent, chunk) => {
+          hash.update(chunk);
+          this.emitProgress(batchId, sent, total);
+        },
+        this.signal,
+      );
+    } catch (error) {
+      // A file that changed under the upload fails it in many ways (a length mismatch, a stall): say the cause.
+      if (!this.signal.aborted) this.assertFileUnchanged();
+      throw error;
+    }
+    this.assertFileUnchanged();
+    if (hash.digest('hex') !== plan.sha256) throw this.changedError('its content');
+    this.save({ step: 'uploaded' });
+  }
+
+  /**
+   * Confirms the upload. What a refusal means:
+   *
+   * | the answer                 | what the batch list or the error says     | then                                  |
+   * |----------------------------|-------------------------------------------|---------------------------------------|
+   * | 409                        | the batch is received or later            | confirmed: our first answer was lost  |
+   * | 409                        | awaiting_upload, or `upload_missing`      | upload once more, confirm again       |
+   * | 422 checksum mismatch      | first time                                | upload once more, confirm again       |
+   * | 422 checksum mismatch      | after uploading once more                 | fail, naming both checksums           |
+   * | anything else              |                                           | fail                                  |
+   */
+  private async complete(): Promise<BatchRef> {
+    const { batchId } = this.requireBatch();
+    let uploadedAgain = false;
+    for (;;) {
+      this.current = 'completing';
+      this.step({ step: 'completing', batchId, sha256: this.key.sha256 });
+      let batch: BatchRef;
+      try {
+        batch = await this.options.client.completeBatch(batchId, this.key.sha256, this.signal);
+      } catch (error) {
+        if (!(error instanceof ApiError)) throw error;
+        const recovery = await this.recovery(error, batchId, uploadedAgain);
+        if (recovery.kind === 'confirmed') {
+          batch = recovery.batch;
+        } else {
+          uploadedAgain = true;
+          this.notice({ code: 'uploading_again', batchId, reason: recovery.reason, sha256: this.key.sha256 });
+          await this.upload();
+          continue;
+        }
+      }
+      if (!isDelivered(batch.status)) {
+        throw new NetworkError(`the service answered complete for ${batchId} with status ${batch.status}, not received`);
+      }
+      this.save({ step: 'completed', status: batch.status });
+      return batch;
+    }
+  }
+
+  /** The row of complete()'s table that a refusal falls in; throws for "fail". */
+  private async recovery(
+    error: ApiError,
+    batchId: string,
+    uploadedAgain: boolean,
+  ): Promise<{ kind: 'confirmed'; batch: BatchRef } | { kind: 'upload'; reason: 'missing' | 'checksum' }> {
+    if (error.status === 409) {
+      const listed = (await this.options.client.listBatches(this.key.sourceId, this.signal)).find((b) => b.id === batchId);
+      if (listed && isDelivered(listed.status)) return { kind: 'confirmed', batch: { id: batchId, status: listed.status } };
+      if (!uploadedAgain && (listed?.status === 'awaiting_upload' || error.code === ERROR_CODES.uploadMissing)) {
+        return { kind: 'upload', reason: 'missing' };
+      }
+      throw error;
+    }
+    if (isChecksumMismatch(error)) {
+      if (!uploadedAgain) return { kind: 'upload', reason: 'checksum' };
+      throw new ApiError(
+        `the service still stores other bytes than ${this.options.plan.dataFile} after a second upload: ` +
+          `local sha256 ${this.key.sha256}; the service said: ${error.message}`,
+        error.request,
+        { hint: 'something between bds and the storage host alters the upload; nothing was confirmed' },
+      );
+    }
+    throw error;
+  }
+
+  private assertFileUnchanged(): void {
+    const { upload, dataFile } = this.options.plan;
+    let now: { size: number; mtimeMs: number; ctimeMs: number };
+    try {
+      now = statSync(upload.path);
+    } catch {
+      throw new UsageError(`${dataFile} disappeared during the delivery; nothing was confirmed`);
+    }
+    if (now.size !== upload.size || now.mtimeMs !== upload.mtimeMs || now.ctimeMs !== upload.ctimeMs) {
+      throw this.changedError('its size or modification time');
+    }
+  }
+
+  private changedError(what: string): UsageError {
+    return new UsageError(`${this.options.plan.dataFile} changed during the delivery (${what}); nothing was confirmed`, {
+      hint: 'run bds deliver again once the file is final',
+    });
+  }
+
+  private requireBatch(): { batchId: string; upload: NonNullable<DeliveryRecord['upload']> } {
+    const { batchId, upload } = this.record ?? {};
+    if (!batchId || !upload) throw new Error('delivery record without a batch');
+    return { batchId, upload };
+  }
+
+  private save(changes: Partial<DeliveryRecord>): void {
+    const { plan } = this.options;
+    this.record = {
+      version: 2,
+      ...this.key,
+      dataFile: plan.dataFile,
+      bytes: plan.upload.size,
+      recordCount: plan.recordCount,
+      inputsDigest: plan.inputsDigest,
+      columns: plan.columns satisfies ColumnEntry[],
+      idempotencyKey: '',
+      step: 'creating',
+      ...this.record,
+      ...changes,
+      updatedAt: this.options.now().toISOString(),
+    };
+    try {
+      this.options.records.write(this.record);
+    } catch (error) {
+      const batchId = this.record.batchId;
+      if (batchId === undefined || !(error instanceof UsageError)) throw error;
+      throw new RecordNotSavedError(`${batchId} was created, but ${error.message.replace(/^cannot write/, 'bds could not write')}`, {
+        hint: 'free the space or fix the folder, then run the same command again: it resumes this batch',
+      });
+    }
+  }
+
+  private step(event: StepData): void {
+    this.options.onEvent({ type: 'step', period: this.key.period, product: this.options.plan.product, ...event } as StepEvent);
+  }
+
+  private notice(notice: Notice): void {
+    this.options.onEvent({ type: 'notice', period: this.key.period, product: this.options.plan.product, ...notice });
+  }
+
+  private emitProgress(batchId: string, sent: number, total: number): void {
+    this.options.onEvent({ type: 'progress', period: this.key.period, product: this.options.plan.product, batchId, sent, total });
+  }
+}
+
+function isChecksumMismatch(error: ApiError): boolean {
+  return error.code === ERROR_CODES.checksumMismatch || (error.status === 422 && /checksum|sha-?256/i.test(error.message));
+}
+
+function conflictError(batch: BatchListEntry, key: DeliveryKey): ApiError {
+  return new ApiError(
+    `${key.period} ${key.product} of ${key.sourceId} was already delivered as ${batch.id} (${batch.status}), ` +
+      'from another file or by another machine',
+    undefined,
+    { hint: 'to deliver this file as well, run again with --force (or --skip-delivered to count it as delivered)' },
+  );
+}

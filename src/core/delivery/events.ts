@@ -1,0 +1,53 @@
+// What a delivery tells as it goes: typed data, never sentences. The CLI's output layer turns these into
+// words (src/cli/output/words.ts); a library caller gets them through `onEvent`.
+
+import type { BatchStatus, Product } from '../api/types.js';
+import type { ColumnDiff } from './columns.js';
+
+/** The steps of one delivery, in order. */
+export const STEPS = ['checking', 'checked', 'creating', 'uploading', 'completing', 'done'] as const;
+export type Step = (typeof STEPS)[number];
+
+/** Which delivery an event is about. */
+export interface Subject {
+  period: string;
+  product: Product;
+}
+
+export type StepEvent = Subject & { type: 'step' } & (
+    | /** The one pass over the data file begins. */ { step: 'checking'; subject: 'file'; dataFile: string; bytes: number }
+    | { step: 'checked'; dataFile: string; recordCount: number; bytes: number; sha256: string; fromCache: boolean }
+    | /** The re-run check: the source's batches for this period. */ { step: 'checking'; subject: 'batches'; sourceId: string }
+    | { step: 'creating' }
+    | { step: 'uploading'; batchId: string; bytes: number }
+    | { step: 'completing'; batchId: string; sha256: string }
+    | { step: 'done'; batchId: string; status: BatchStatus; skipped: boolean }
+  );
+
+/** A step event without what every event of a delivery carries. */
+export type StepData = StepEvent extends infer E ? (E extends StepEvent ? Omit<E, 'type' | 'period' | 'product'> : never) : never;
+
+export type Notice =
+  /** A settings or pre-flight warning; its text is the core's, like an error message. */
+  | { code: 'warning'; message: string }
+  | { code: 'test_key' }
+  | { code: 'resuming'; batchId: string | undefined }
+  /** An interrupted delivery made with another report or schema: left awaiting_upload, a fresh batch instead. */
+  | { code: 'inputs_changed'; batchId: string | undefined }
+  | { code: 'upload_url_refused'; reason: string }
+  | { code: 'uploading_again'; batchId: string; reason: 'missing' | 'checksum'; sha256: string }
+  | { code: 'retry'; method: string; url: string; attempt: number; maxAttempts: number; delayMs: number; reason: string }
+  | { code: 'record_set_aside'; file: string; setAsideAs: string }
+  | { code: 'schema_changes'; since: { period: string; batchId: string | null }; changes: ColumnDiff }
+  /** --skip-delivered found a delivered batch whose record count differs from this file's. */
+  | { code: 'record_count_differs'; batchId: string; listed: number; local: number };
+
+export type DeliveryEvent =
+  | StepEvent
+  /** Bytes of the data file read by the pre-flight pass. */
+  | (Subject & { type: 'reading'; read: number; total: number })
+  /** Bytes of the upload sent. */
+  | (Subject & { type: 'progress'; batchId: string; sent: number; total: number })
+  | (Partial<Subject> & { type: 'notice' } & Notice);
+
+export type EventListener = (event: DeliveryEvent) => void;

@@ -1,0 +1,122 @@
+// The quick checks of a delivery folder, before the long pass over its data file (scan.ts): the period,
+// the folder, report.json, schema.json and the product, and which file holds the data. Every failure is a
+// UsageError (exit 2) naming the file.
+
+import { promises as fs, type Stats } from 'node:fs';
+import path from 'node:path';
+import { errnoCode, isObject } from '../checks.js';
+import { UsageError } from '../errors.js';
+import type { Product, Schema, ScrubReport } from '../api/types.js';
+import { checkPeriod, choosePeriod } from './period.js';
+import { checkProduct, checkSchema } from './schema.js';
+
+/** A delivery folder and what the user said about it. */
+export interface FolderOptions {
+  /** The folder the scrubber wrote. */
+  dir: string;
+  /** YYYY-MM; default the one in the folder's name. */
+  period?: string | undefined;
+  /** Default from schema.format. */
+  product?: Product | undefined;
+  /** The data file, when the folder holds several; relative to the working folder. */
+  file?: string | undefined;
+  schema?: string | undefined;
+  report?: string | undefined;
+}
+
+export interface FolderCheckOptions extends FolderOptions {
+  cwd: string;
+  now: Date;
+  /** deliver needs a period; check without one skips the period rules. */
+  periodRequired: boolean;
+}
+
+/** What the quick checks establish: everything but the data file's contents. */
+export interface FolderCheck {
+  dir: string;
+  /** The data file as the user has it (.jsonl.gz or .jsonl). */
+  dataFile: string;
+  product: Product;
+  /** '' only for a check with no period given or in the folder's name: the period rules were skipped. */
+  period: string;
+  schema: Schema;
+  report: ScrubReport;
+  warnings: string[];
+}
+
+/** The quick part of the pre-flight: period, folder, report, schema, product and which file holds the data. */
+export async function checkFolder(options: FolderCheckOptions): Promise<FolderCheck> {
+  const warnings: string[] = [];
+  const dir = path.resolve(options.cwd, options.dir);
+  const chosen = choosePeriod(options.period, dir);
+  const period = chosen === undefined && !options.periodRequired ? '' : checkPeriod(chosen, options.now, warnings);
+  const entries = await listFolder(dir);
+
+  const reportPath = options.report ? path.resolve(options.cwd, options.report) : path.join(dir, 'report.json');
+  const schemaPath = options.schema ? path.resolve(options.cwd, options.schema) : path.join(dir, 'schema.json');
+  const report = checkReport(await readJson(reportPath, 'the scrub report'), reportPath);
+  const schema = await readJson(schemaPath, 'the schema');
+  const product = checkProduct(options.product, schema, schemaPath);
+  checkSchema(product, schema, schemaPath);
+
+  const dataFile = options.file ? path.resolve(options.cwd, options.file) : findDataFile(dir, entries);
+  return { dir, dataFile, product, period, schema: schema as Schema, report, warnings };
+}
+
+async function listFolder(dir: string): Promise<string[]> {
+  let stat: Stats;
+  try {
+    stat = await fs.stat(dir);
+  } catch {
+    throw new UsageError(`no such folder: ${dir}`);
+  }
+  if (!stat.isDirectory()) throw new UsageError(`not a folder: ${dir}`, { hint: 'name the folder the scrubber wrote' });
+  let entries: string[];
+  try {
+    entries = await fs.readdir(dir);
+  } catch (error) {
+    throw new UsageError(`cannot read the folder ${dir} (${errnoCode(error) ?? 'unreadable'})`);
+  }
+  if (entries.length === 0) throw new UsageError(`the folder ${dir} is empty`, { hint: 'name the folder the scrubber wrote' });
+  return entries;
+}
+
+async function readJson(file: string, what: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = await fs.readFile(file, 'utf8');
+  } catch (error) {
+    const code = errnoCode(error);
+    throw new UsageError(`${file}: ${code === 'ENOENT' ? `missing (${what})` : `cannot read it (${code})`}`);
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    const where = /position (\d+)/.exec((error as Error).message)?.[1];
+    throw new UsageError(`${file}: not valid JSON${where ? ` (at character ${where})` : ''}`);
+  }
+}
+
+function checkReport(report: unknown, file: string): ScrubReport {
+  if (!isObject(report)) throw new UsageError(`${file}: the scrub report must be a JSON object`);
+  const missing = [
+    typeof report.tool === 'string' && report.tool ? undefined : '"tool" (a string)',
+    Array.isArray(report.files) ? undefined : '"files" (an array)',
+    isObject(report.totals) ? undefined : '"totals" (an object)',
+  ].filter(Boolean);
+  if (missing.length) throw new UsageError(`${file}: the scrub report lacks ${missing.join(', ')}`);
+  return report as ScrubReport;
+}
+
+function findDataFile(dir: string, entries: string[]): string {
+  const gz = entries.filter((name) => name.endsWith('.jsonl.gz'));
+  const plain = entries.filter((name) => name.endsWith('.jsonl'));
+  const found = [...gz, ...plain].sort();
+  if (found.length === 0) {
+    throw new UsageError(`no data file in ${dir}`, { hint: 'expected one *.jsonl.gz or *.jsonl file, or name it with --file' });
+  }
+  if (found.length > 1) {
+    throw new UsageError(`more than one data file in ${dir}: ${found.join(', ')}`, { hint: 'choose one with --file' });
+  }
+  return path.join(dir, found[0]!);
+}

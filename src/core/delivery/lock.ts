@@ -1,0 +1,106 @@
+// The lock of a delivery: one file per (API, source, period, product) beside the delivery records, so that two
+// bds processes never deliver the same month at once. A lock whose holder is gone is taken over.
+
+import { randomUUID } from 'node:crypto';
+import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { errnoCode } from '../checks.js';
+import { LockedError } from '../errors.js';
+
+export interface LockOwner {
+  pid: number;
+  hostname: string;
+  startedAt: string;
+}
+
+export interface LockOptions {
+  /** The lock file. */
+  file: string;
+  /** What is being delivered, for the message: "src_1 2024-05 records". */
+  subject: string;
+  owner: LockOwner;
+  isProcessAlive: (pid: number) => boolean;
+  /** When a running process started (ms since the epoch), where the system tells; see Runtime. */
+  processStartedAt?: ((pid: number) => number | undefined) | undefined;
+}
+
+/** Slack for clocks: a process that started this long after the lock was written cannot be its writer. */
+const START_TIME_SLACK_MS = 2_000;
+
+/** Takes the lock, or throws LockedError naming its holder; returns the function that releases it. */
+export function takeLock({ file, subject, owner, isProcessAlive, processStartedAt }: LockOptions): () => void {
+  mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  const locked = (holder: LockOwner | undefined): LockedError =>
+    new LockedError(
+      `another bds process (${holder ? `pid ${holder.pid} on ${holder.hostname}, since ${holder.startedAt}` : 'unknown'}) ` +
+        `is delivering ${subject}`,
+      { hint: `wait for it to finish; if it is gone, remove ${file}` },
+    );
+  for (let attempt = 0; attempt < 3; attempt++) {
+    // Written whole to a temp file and linked into place, so nobody ever reads a half-written lock.
+    const temp = `${file}.${randomUUID()}.tmp`;
+    writeFileSync(temp, JSON.stringify(owner), { mode: 0o600 });
+    try {
+      linkSync(temp, file);
+      return () => {
+        const current = readOwner(file);
+        if (current?.pid === owner.pid && current.startedAt === owner.startedAt) rmSync(file, { force: true });
+      };
+    } catch (error) {
+      if (errnoCode(error) !== 'EEXIST') throw error;
+    } finally {
+      rmSync(temp, { force: true });
+    }
+    const holder = readOwner(file);
+    // A pid means nothing on another machine (a shared home folder): such a lock is never taken over.
+    if (holder && (holder.hostname !== owner.hostname || holderIsRunning(holder, isProcessAlive, processStartedAt))) {
+      throw locked(holder);
+    }
+    // Taking over: move the stale lock aside. Only one process can move it; if what was moved is not the
+    // stale lock we looked at, a rival took over first: put theirs back and stop.
+    const aside = `${file}.${randomUUID()}.stale`;
+    try {
+      renameSync(file, aside);
+    } catch (error) {
+      if (errnoCode(error) === 'ENOENT') continue;
+      throw error;
+    }
+    const moved = readOwner(aside);
+    if (moved && holder && (moved.pid !== holder.pid || moved.startedAt !== holder.startedAt)) {
+      try {
+        linkSync(aside, file);
+      } catch {
+        // A third process holds it by now; the rival's lock was already superseded.
+      }
+      rmSync(aside, { force: true });
+      throw locked(moved);
+    }
+    rmSync(aside, { force: true });
+  }
+  throw locked(readOwner(file));
+}
+
+/**
+ * Whether the lock's writer still runs. A pid is reused after a reboot (or after many processes): a process
+ * with that pid that started after the lock was written is not its writer.
+ */
+function holderIsRunning(
+  holder: LockOwner,
+  isProcessAlive: (pid: number) => boolean,
+  processStartedAt: LockOptions['processStartedAt'],
+): boolean {
+  if (!isProcessAlive(holder.pid)) return false;
+  const started = processStartedAt?.(holder.pid);
+  const written = Date.parse(holder.startedAt);
+  return started === undefined || Number.isNaN(written) || started <= written + START_TIME_SLACK_MS;
+}
+
+
+function readOwner(file: string): LockOwner | undefined {
+  try {
+    const owner = JSON.parse(readFileSync(file, 'utf8')) as LockOwner;
+    return typeof owner.pid === 'number' ? owner : undefined;
+  } catch {
+    return undefined;
+  }
+}

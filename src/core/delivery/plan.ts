@@ -1,0 +1,76 @@
+// What a delivery sends, once the whole pre-flight passed: the folder's checks, the one pass over the data
+// file, the columns (and how they differ from the last delivery's) and a digest of the report and schema (a
+// resume needs them unchanged). Shared by check and deliver.
+
+import { createHash } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import { isObject } from '../checks.js';
+import { tempDir, type Operation } from '../operation.js';
+import { diffColumns, schemaColumns, type ColumnDiff, type ColumnEntry } from './columns.js';
+import type { FolderCheck } from './folder.js';
+import type { RecordStore } from './record-store.js';
+import { scanDataFile, type ScanResult } from './scan.js';
+
+export interface SchemaChanges extends ColumnDiff {
+  since: { period: string; batch_id: string | null };
+}
+
+export interface DeliveryPlan extends FolderCheck, ScanResult {
+  inputsDigest: string;
+  columns: ColumnEntry[];
+}
+
+/** The one pass over the data file, told as the steps `checking` and `checked`. */
+export async function planFolder(folder: FolderCheck, op: Operation): Promise<DeliveryPlan> {
+  const subject = { period: folder.period, product: folder.product };
+  const size = await fs.stat(folder.dataFile).then((stat) => stat.size, () => 0);
+  op.onEvent({ type: 'step', step: 'checking', subject: 'file', ...subject, dataFile: folder.dataFile, bytes: size });
+  const scan = await scanDataFile(folder.dataFile, {
+    tmpDir: tempDir(op.runtime),
+    signal: op.signal,
+    collectGarbage: op.runtime.collectGarbage,
+  });
+  const plan = makePlan(folder, scan);
+  op.onEvent({
+    type: 'step',
+    step: 'checked',
+    ...subject,
+    dataFile: plan.dataFile,
+    recordCount: plan.recordCount,
+    bytes: plan.upload.size,
+    sha256: plan.sha256,
+    fromCache: false,
+  });
+  return plan;
+}
+
+/** The plan's columns against the newest earlier delivery's of the same product, told as a notice. */
+export function compareSchema(records: RecordStore, plan: DeliveryPlan, sourceId: string | undefined, op: Operation): SchemaChanges | null {
+  const earlier = records.latestDelivered({ sourceId, period: plan.period, product: plan.product });
+  const diff = earlier && diffColumns(earlier.columns, plan.columns);
+  if (!earlier || !diff) return null;
+  const since = { period: earlier.period, batchId: earlier.batchId ?? null };
+  op.onEvent({ type: 'notice', code: 'schema_changes', period: plan.period, product: plan.product, since, changes: diff });
+  return { since: { period: since.period, batch_id: since.batchId }, ...diff };
+}
+
+function makePlan(folder: FolderCheck, scan: ScanResult): DeliveryPlan {
+  return {
+    ...folder,
+    ...scan,
+    inputsDigest: createHash('sha256').update(canonicalJson({ report: folder.report, schema: folder.schema })).digest('hex'),
+    columns: schemaColumns(folder.product, folder.schema),
+  };
+}
+
+/** JSON with object keys sorted: the same meaning gives the same digest, whatever the key order. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (isObject(value)) {
+    return `{${Object.keys(value)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${canonicalJson(value[key])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value);
+}

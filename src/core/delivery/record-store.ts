@@ -1,0 +1,179 @@
+// The delivery record: a small JSON file per (API, source, period, product, checksum) under
+// $XDG_STATE_HOME/bds/deliveries, written atomically before the upload and after each step, so that an
+// interrupted delivery resumes its own batch. It keeps the schema's columns (never data) so that the next
+// month's schema can be compared with it. The lock beside it is lock.ts's.
+
+import { createHash, randomUUID } from 'node:crypto';
+import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import path from 'node:path';
+import { errnoCode, isObject } from '../checks.js';
+import { BdsError, UsageError } from '../errors.js';
+import type { BatchStatus, UploadTarget } from '../api/types.js';
+import type { ColumnEntry } from './columns.js';
+
+/** What a delivery is: the API (canonical, see canonicalApi), source, period, product. */
+export interface DeliverySubject {
+  api: string;
+  sourceId: string;
+  period: string;
+  product: string;
+}
+
+export interface DeliveryKey extends DeliverySubject {
+  sha256: string;
+}
+
+/** How far a delivery got: the step that finished last. */
+export type RecordStep = 'creating' | 'created' | 'uploaded' | 'completed';
+
+export interface DeliveryRecord extends DeliveryKey {
+  version: 2;
+  step: RecordStep;
+  /** Sent on create; the same value on every retry and on a resumed create. */
+  idempotencyKey: string;
+  /** SHA-256 of the report and schema the batch was created with: a resume needs them unchanged. */
+  inputsDigest: string;
+  dataFile: string;
+  bytes: number;
+  recordCount: number;
+  columns: ColumnEntry[];
+  batchId?: string;
+  upload?: UploadTarget;
+  status?: BatchStatus;
+  updatedAt: string;
+}
+
+/** A record file that could not be read as one: set aside, and said, rather than silently ignored. */
+export interface CorruptRecord {
+  file: string;
+  setAsideAs: string;
+}
+
+export class RecordStore {
+  readonly dir: string;
+
+  constructor(stateDirectory: string) {
+    this.dir = path.join(stateDirectory, 'deliveries');
+  }
+
+  /** The record of this delivery; a corrupt one is moved aside and reported through `onCorrupt`. */
+  read(key: DeliveryKey, onCorrupt: (corrupt: CorruptRecord) => void): DeliveryRecord | undefined {
+    const file = this.recordPath(key);
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (error) {
+      if (errnoCode(error) === 'ENOENT') return undefined;
+      throw this.unusable(error);
+    }
+    const record = parseRecord(text);
+    if (record && record.sha256 === key.sha256) return record;
+    const setAsideAs = `${file}.corrupt`;
+    this.inStateFolder(() => renameSync(file, setAsideAs));
+    onCorrupt({ file, setAsideAs });
+    return undefined;
+  }
+
+  /** Replaces the record atomically: a temp file, flushed, then renamed over the old one. */
+  write(record: DeliveryRecord): void {
+    this.inStateFolder(() => {
+      mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+      const file = this.recordPath(record);
+      const temp = `${file}.${randomUUID()}.tmp`;
+      try {
+        const fd = openSync(temp, 'w', 0o600);
+        try {
+          writeSync(fd, `${JSON.stringify(record, null, 2)}\n`);
+          fsyncSync(fd);
+        } finally {
+          closeSync(fd);
+        }
+        renameSync(temp, file);
+      } catch (error) {
+        rmSync(temp, { force: true });
+        throw error;
+      }
+    });
+  }
+
+  /**
+   * The newest completed delivery of the same product (and source, when known) for another period: what this
+   * month's schema is compared with. Any API: check knows none, and a schema is the same whatever the API.
+   */
+  latestDelivered(subject: { sourceId: string | undefined; period: string; product: string }): DeliveryRecord | undefined {
+    let names: string[];
+    try {
+      names = readdirSync(this.dir);
+    } catch {
+      return undefined;
+    }
+    let latest: DeliveryRecord | undefined;
+    for (const name of names) {
+      if (!name.endsWith('.json')) continue;
+      let record: DeliveryRecord | undefined;
+      try {
+        record = parseRecord(readFileSync(path.join(this.dir, name), 'utf8'));
+      } catch {
+        continue;
+      }
+      if (
+        record?.step === 'completed' &&
+        record.product === subject.product &&
+        record.period !== subject.period &&
+        (subject.sourceId === undefined || record.sourceId === subject.sourceId) &&
+        (!latest || record.updatedAt > latest.updatedAt)
+      ) {
+        latest = record;
+      }
+    }
+    return latest;
+  }
+
+  lockFile(subject: DeliverySubject): string {
+    return path.join(this.dir, `${baseName(subject)}.lock`);
+  }
+
+  /** A state folder bds cannot write is the user's to fix, not a bug. */
+  inStateFolder<T>(work: () => T): T {
+    try {
+      return work();
+    } catch (error) {
+      if (error instanceof BdsError || errnoCode(error) === undefined) throw error;
+      throw this.unusable(error);
+    }
+  }
+
+  private unusable(error: unknown): UsageError {
+    return new UsageError(`cannot write the delivery records in ${this.dir} (${errnoCode(error) ?? 'unusable'})`, {
+      hint: 'bds keeps them under $XDG_STATE_HOME/bds (default ~/.local/state/bds): make it writable, or set XDG_STATE_HOME',
+    });
+  }
+
+  private recordPath(key: DeliveryKey): string {
+    return path.join(this.dir, `${baseName(key)}-${key.sha256.slice(0, 16)}.json`);
+  }
+}
+
+/** Readable for a person looking in the folder, unique through a hash of every part. */
+function baseName(subject: DeliverySubject): string {
+  const digest = createHash('sha256')
+    .update(JSON.stringify([subject.api, subject.sourceId, subject.period, subject.product]))
+    .digest('hex')
+    .slice(0, 12);
+  const safe = subject.sourceId.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 40);
+  return `${safe}-${subject.period}-${subject.product}-${digest}`;
+}
+
+function parseRecord(text: string): DeliveryRecord | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (!isObject(value) || value.version !== 2 || typeof value.sha256 !== 'string' || typeof value.step !== 'string') {
+    return undefined;
+  }
+  if (!Array.isArray(value.columns)) return undefined;
+  return value as unknown as DeliveryRecord;
+}

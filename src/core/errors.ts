@@ -1,0 +1,106 @@
+// Every failure bds reports is one of these; each carries its exit code, and the CLI turns them into exit codes
+// in one place (src/cli/main.ts). The key never appears in any of them.
+
+export const EXIT_CODES = {
+  ok: 0,
+  internal: 1,
+  usage: 2,
+  auth: 3,
+  refused: 4,
+  network: 5,
+  locked: 6,
+  sighup: 129,
+  sigint: 130,
+  sigterm: 143,
+} as const;
+
+export abstract class BdsError extends Error {
+  abstract readonly exitCode: number;
+  /** A second line that tells the user what to do about it. */
+  readonly hint: string | undefined;
+
+  constructor(message: string, options: { hint?: string | undefined; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.hint = options.hint;
+  }
+}
+
+/** A bug in bds: anything thrown that is not one of the errors below. */
+export class InternalError extends BdsError {
+  readonly exitCode = EXIT_CODES.internal;
+}
+
+/** Bad flags, settings or input files; nothing that creates anything was sent. */
+export class UsageError extends BdsError {
+  readonly exitCode = EXIT_CODES.usage;
+}
+
+/** No key, a malformed key, or 401/403 from the API. */
+export class AuthError extends BdsError {
+  readonly exitCode = EXIT_CODES.auth;
+}
+
+/** What identifies one HTTP exchange in an error; the URL is already redacted. */
+export interface RequestInfo {
+  method: string;
+  url: string;
+  status?: number;
+  requestId?: string;
+}
+
+/** The API or the storage host refused the request (4xx), or the API answered with a redirect. */
+export class ApiError extends BdsError {
+  readonly exitCode = EXIT_CODES.refused;
+  /** The exchange that was refused; none when bds itself refused on what the API said earlier. */
+  readonly request: RequestInfo | undefined;
+  /** `error.code` from the body, when the service sent one. */
+  readonly code: string | undefined;
+
+  constructor(message: string, request?: RequestInfo, options: { code?: string; hint?: string } = {}) {
+    super(message, options);
+    this.request = request;
+    this.code = options.code;
+  }
+
+  get status(): number | undefined {
+    return this.request?.status;
+  }
+}
+
+/** Network or server failure after retries, or a response that makes no sense. */
+export class NetworkError extends BdsError {
+  readonly exitCode = EXIT_CODES.network;
+  readonly request: RequestInfo | undefined;
+
+  constructor(message: string, request?: RequestInfo, options: { hint?: string; cause?: unknown } = {}) {
+    super(message, options);
+    this.request = request;
+  }
+}
+
+/** Another bds process holds the lock for this delivery. */
+export class LockedError extends BdsError {
+  readonly exitCode = EXIT_CODES.locked;
+}
+
+/** What stopped a run from outside: a signal to the CLI, or a library caller's AbortSignal. */
+export type InterruptReason = 'SIGINT' | 'SIGTERM' | 'SIGHUP' | 'abort';
+
+/** The run was stopped from outside; whatever was in flight was aborted and the record saved. */
+export class InterruptedError extends BdsError {
+  readonly exitCode: number;
+  readonly reason: InterruptReason;
+
+  constructor(reason: InterruptReason, hint?: string) {
+    super(reason === 'abort' ? 'aborted' : `interrupted by ${reason}`, { hint });
+    this.reason = reason;
+    this.exitCode =
+      reason === 'SIGTERM' ? EXIT_CODES.sigterm : reason === 'SIGHUP' ? EXIT_CODES.sighup : EXIT_CODES.sigint;
+  }
+}
+
+/** The error an aborted signal stands for: its reason when that is one of ours, else an InterruptedError. */
+export function abortError(signal: AbortSignal): BdsError {
+  return signal.reason instanceof BdsError ? signal.reason : new InterruptedError('abort');
+}

@@ -1,0 +1,44 @@
+// What the core needs from the machine it runs on, handed in rather than read from `process`: the CLI builds
+// one from the real process (bin/bds.js), the library from its options and the process's defaults, tests
+// their own (instant sleeps, short timeouts, a private HOME).
+
+import type { HttpTuning } from './api/http.js';
+
+export type Env = Readonly<Record<string, string | undefined>>;
+
+export interface Runtime {
+  env: Env;
+  cwd: string;
+  homedir: string;
+  hostname: string;
+  pid: number;
+  now: () => Date;
+  sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  random: () => number;
+  /** Whether a process with this pid is running (for stale locks). */
+  isProcessAlive: (pid: number) => boolean;
+  /** When a running process started (ms since the epoch), where the system tells: a lock's pid may be reused. */
+  processStartedAt?: (pid: number) => number | undefined;
+  /** Timeouts and retry policy; tests shorten them. */
+  http?: Partial<HttpTuning>;
+  /**
+   * A full garbage collection, offered by the CLI's entry point (it sets V8's expose-gc flag, which library
+   * code must never do): the data pass uses it to keep its memory flat.
+   */
+  collectGarbage?: () => void;
+}
+
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

@@ -1,0 +1,182 @@
+// Finding and reading the config file: JSON and YAML only, since bds runs unattended with a secret in reach
+// and a config file that runs code would run it.
+//
+// cosmiconfig's loaders parse the files, but bds walks the search places itself. cosmiconfig() reads a
+// "meta config" (package.json, .config/config.*) from process.cwd() as soon as it is called, outside any
+// error handling (a broken package.json crashed bds with the file's text, key included, in the message),
+// and takes its global folder from process.env; bds must read only what its caller hands it.
+
+import { promises as fs, statSync } from 'node:fs';
+import path from 'node:path';
+import { errnoCode, isObject } from '../checks.js';
+import { UsageError } from '../errors.js';
+import type { Env } from '../runtime.js';
+import { configHome } from './dirs.js';
+
+export const CONFIG_KEYS = ['apiKey', 'apiKeyFile', 'baseUrl', 'sourceId'] as const;
+export type ConfigKey = (typeof CONFIG_KEYS)[number];
+export type ConfigValues = Partial<Record<ConfigKey, string>>;
+
+export interface ConfigFile {
+  path: string;
+  values: ConfigValues;
+  profile: string | undefined;
+  profiles: Record<string, ConfigValues>;
+  /** Readable by group or others (mode & 0o044). */
+  readableByOthers: boolean;
+}
+
+/** From the working folder up to the home folder, in each folder in this order. */
+const SEARCH_PLACES = [
+  'package.json',
+  '.bdsrc',
+  '.bdsrc.json',
+  '.bdsrc.yaml',
+  '.bdsrc.yml',
+  '.config/bdsrc',
+  '.config/bdsrc.json',
+  '.config/bdsrc.yaml',
+  '.config/bdsrc.yml',
+];
+const CODE_EXTENSIONS = ['.js', '.mjs', '.cjs', '.ts', '.mts', '.cts'];
+/**
+ * Then in the user's config folder, $XDG_CONFIG_HOME/bds, where cosmiconfig would also run config.js and the
+ * like: such a file there is refused out loud rather than passed over.
+ */
+const GLOBAL_PLACES = ['config', 'config.json', 'config.yaml', 'config.yml', ...CODE_EXTENSIONS.map((ext) => `config${ext}`)];
+/** A search place that cannot be read as a file is passed over, as cosmiconfig does. */
+const NOT_A_FILE = new Set(['ENOENT', 'EISDIR', 'ENOTDIR', 'EACCES']);
+
+export interface ConfigSearch {
+  /** From --config or BDS_CONFIG: names one file and disables the search. */
+  explicit: string | undefined;
+  cwd: string;
+  home: string;
+  env: Env;
+}
+
+export async function loadConfigFile(search: ConfigSearch): Promise<ConfigFile | undefined> {
+  if (search.explicit !== undefined) {
+    const file = path.resolve(search.cwd, search.explicit);
+    if (CODE_EXTENSIONS.includes(path.extname(file))) refuseCode(file);
+    let text: string;
+    try {
+      text = await fs.readFile(file, 'utf8');
+    } catch (error) {
+      throw new UsageError(`cannot read the config file ${file}: ${describeReadError(error)}`);
+    }
+    return parseConfig(file, await parseSettings(file, text));
+  }
+  for (const file of searchPlaces(search)) {
+    let text: string;
+    try {
+      text = await fs.readFile(file, 'utf8');
+    } catch (error) {
+      if (NOT_A_FILE.has(errnoCode(error) ?? '')) continue;
+      throw new UsageError(`cannot read the config file ${file}: ${describeReadError(error)}`);
+    }
+    if (CODE_EXTENSIONS.includes(path.extname(file))) refuseCode(file);
+    const settings = await parseSettings(file, text);
+    // An empty file, or a package.json without a "bds" key, is no config file of bds's.
+    if (settings === undefined) continue;
+    return parseConfig(file, settings);
+  }
+  return undefined;
+}
+
+function* searchPlaces({ cwd, home, env }: ConfigSearch): Generator<string> {
+  const stop = path.resolve(home);
+  for (let dir = path.resolve(cwd); ; dir = path.dirname(dir)) {
+    for (const place of SEARCH_PLACES) yield path.join(dir, place);
+    if (dir === stop || path.dirname(dir) === dir) break;
+  }
+  for (const place of GLOBAL_PLACES) yield path.join(configHome(env, home), 'bds', place);
+}
+
+/** bds's settings in a file: undefined when it holds none (empty, or a package.json without "bds"). */
+async function parseSettings(file: string, text: string): Promise<unknown> {
+  // A UTF-8 byte order mark is allowed before JSON (RFC 8259 lets a parser ignore it) and YAML.
+  const content = text.replace(/^\uFEFF/, '');
+  if (!content.trim()) return undefined;
+  const { defaultLoaders } = await import('cosmiconfig');
+  const extension = path.extname(file);
+  let value: unknown;
+  try {
+    // .json is JSON; .yaml, .yml, no extension or any other (bds.conf) is YAML, of which JSON is a part.
+    const load = extension === '.json' ? defaultLoaders['.json'] : defaultLoaders['.yaml'];
+    value = await load(file, content);
+  } catch (error) {
+    throw new UsageError(`cannot read the config file ${file}: ${describeParseError(error)}`);
+  }
+  const settings = path.basename(file) === 'package.json' ? (isObject(value) ? value.bds : undefined) : value;
+  // cosmiconfig would merge files named in `$import`: settings (a key among them) from a file nobody checked
+  // for its permissions. One file holds all of bds's settings.
+  if (isObject(settings) && '$import' in settings) {
+    throw new UsageError(`the config file ${file} uses $import, which bds does not follow`, {
+      hint: "put all of bds's settings in that one file",
+    });
+  }
+  return settings ?? undefined;
+}
+
+function refuseCode(file: string): never {
+  throw new UsageError(`refusing to load the config file ${file}: bds reads JSON or YAML only`, {
+    hint: 'move its settings into a .json or .yaml file',
+  });
+}
+
+function parseConfig(file: string, config: unknown): ConfigFile {
+  if (!isObject(config)) throw new UsageError(`the config file ${file} must hold an object of settings`);
+  const profiles: Record<string, ConfigValues> = {};
+  if (config.profiles !== undefined) {
+    if (!isObject(config.profiles)) {
+      throw new UsageError(`in the config file ${file}: profiles must be an object of named settings`);
+    }
+    for (const [name, values] of Object.entries(config.profiles)) {
+      profiles[name] = pickValues(file, values, `profiles.${name}.`);
+    }
+  }
+  if (config.profile !== undefined && typeof config.profile !== 'string') {
+    throw new UsageError(`in the config file ${file}: profile must be a string`);
+  }
+  let mode = 0;
+  try {
+    mode = statSync(file).mode;
+  } catch {
+    // just read; a race here is not worth failing for
+  }
+  return {
+    path: file,
+    values: pickValues(file, config, ''),
+    profile: config.profile,
+    profiles,
+    readableByOthers: (mode & 0o044) !== 0,
+  };
+}
+
+function pickValues(file: string, raw: unknown, prefix: string): ConfigValues {
+  if (!isObject(raw)) throw new UsageError(`in the config file ${file}: ${prefix.replace(/\.$/, '')} must be an object`);
+  const values: ConfigValues = {};
+  for (const key of CONFIG_KEYS) {
+    const value = raw[key];
+    if (value === undefined) continue;
+    if (typeof value !== 'string') throw new UsageError(`in the config file ${file}: ${prefix}${key} must be a string`);
+    values[key] = value;
+  }
+  return values;
+}
+
+function describeReadError(error: unknown): string {
+  const code = errnoCode(error);
+  if (code === 'ENOENT') return 'no such file';
+  if (code === 'EACCES') return 'permission denied';
+  if (code === 'EISDIR') return 'it is a folder';
+  return code ?? 'unreadable';
+}
+
+/** Parser messages quote the offending text, which may be the key itself: keep only where it is. */
+function describeParseError(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const where = /line (\d+)/i.exec(message) ?? /\((\d+):\d+\)/.exec(message);
+  return `not valid JSON or YAML${where ? ` (near line ${where[1]})` : ''}`;
+}

@@ -1,0 +1,206 @@
+// Settings, highest first: flags, environment, the config file (its profile over its top level), defaults.
+// Every value remembers where it came from, for `whoami`, for error messages and for hints.
+
+import { readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { AuthError, UsageError } from '../errors.js';
+import { KEY_PREFIXES, type KeyMode } from '../api/types.js';
+import { loadConfigFile, type ConfigFile, type ConfigValues } from './config-file.js';
+import { travelsSafely } from '../api/url-rules.js';
+import type { Env } from '../runtime.js';
+
+export interface SettingsFlags {
+  /** Only from the library's options: on the command line a key would end up in shell history and `ps`. */
+  apiKey?: string | undefined;
+  baseUrl?: string | undefined;
+  source?: string | undefined;
+  profile?: string | undefined;
+  config?: string | undefined;
+}
+
+export interface SettingsEnvironment {
+  env: Env;
+  cwd: string;
+  homedir: string;
+}
+
+export interface Sourced<T> {
+  value: T;
+  /** `--base-url`, `BDS_BASE_URL`, `config file /path (profile: live)`, ... */
+  from: string;
+}
+
+export interface Settings {
+  baseUrl: Sourced<string> | undefined;
+  sourceId: Sourced<string> | undefined;
+  profile: Sourced<string> | undefined;
+  configFile: string | undefined;
+  apiKey: Sourced<string> | undefined;
+  warnings: string[];
+}
+
+export interface ApiKey {
+  key: string;
+  mode: KeyMode;
+  /** Where it came from, for humans: BDS_API_KEY, key file /path (BDS_API_KEY_FILE), config file /path */
+  from: string;
+}
+
+export async function resolveSettings(flags: SettingsFlags, where: SettingsEnvironment): Promise<Settings> {
+  const { env } = where;
+  const nonEmpty = (value: string | undefined): string | undefined => (value?.trim() ? value.trim() : undefined);
+  const explicitConfig = nonEmpty(flags.config) ?? nonEmpty(env.BDS_CONFIG);
+  const file = await loadConfigFile({ explicit: explicitConfig, cwd: where.cwd, home: where.homedir, env });
+
+  const profile = pick<string>(
+    [nonEmpty(flags.profile), '--profile'],
+    [nonEmpty(env.BDS_PROFILE), 'BDS_PROFILE'],
+    [nonEmpty(file?.profile), `config file ${file?.path}`],
+  );
+  const fromFile = configValues(file, profile?.value);
+  const warnings: string[] = [];
+
+  const apiKey =
+    pick<string>([flags.apiKey?.trim() || undefined, 'the apiKey option'], [env.BDS_API_KEY?.trim() || undefined, 'BDS_API_KEY']) ??
+    readKeyFile(nonEmpty(env.BDS_API_KEY_FILE), where.cwd, 'BDS_API_KEY_FILE', warnings) ??
+    (fromFile.values.apiKey?.trim() ? { value: fromFile.values.apiKey.trim(), from: fromFile.from } : undefined) ??
+    readKeyFile(
+      nonEmpty(fromFile.values.apiKeyFile),
+      file ? path.dirname(file.path) : where.cwd,
+      `apiKeyFile in ${fromFile.from}`,
+      warnings,
+    );
+  if (file?.readableByOthers && (file.values.apiKey || Object.values(file.profiles).some((p) => p.apiKey))) {
+    warnings.push(`the config file ${file.path} holds an API key and other users can read it; fix with: chmod 600 ${file.path}`);
+  }
+
+  return {
+    baseUrl: pick<string>(
+      [nonEmpty(flags.baseUrl), '--base-url'],
+      [nonEmpty(env.BDS_BASE_URL), 'BDS_BASE_URL'],
+      [nonEmpty(fromFile.values.baseUrl), fromFile.from],
+    ),
+    sourceId: pick<string>(
+      [nonEmpty(flags.source), '--source'],
+      [nonEmpty(env.BDS_SOURCE_ID), 'BDS_SOURCE_ID'],
+      [nonEmpty(fromFile.values.sourceId), fromFile.from],
+    ),
+    profile,
+    configFile: file?.path,
+    apiKey,
+    warnings,
+  };
+}
+
+/** The key, checked: present and with a known prefix. Never echoes the value. */
+export function requireApiKey(settings: Settings): ApiKey {
+  if (!settings.apiKey) {
+    throw new AuthError('no API key', {
+      hint: 'set BDS_API_KEY, or BDS_API_KEY_FILE to a file holding the key, or apiKey in a config file (see bds --help)',
+    });
+  }
+  const { value, from } = settings.apiKey;
+  const mode = (Object.keys(KEY_PREFIXES) as KeyMode[]).find(
+    (m) => value.startsWith(KEY_PREFIXES[m]) && value.length > KEY_PREFIXES[m].length,
+  );
+  // Only printable ASCII without spaces can go into a header; anything else is not a key.
+  if (!mode || !/^[\x21-\x7e]+$/.test(value)) {
+    throw new AuthError(`the API key from ${from} is malformed: a key starts with svc_live_ or svc_test_`, {
+      hint: 'copy the key again from the portal (Settings, API keys)',
+    });
+  }
+  return { key: value, mode, from };
+}
+
+/** The base URL, checked: http:// only for loopback hosts, since the key would travel in clear. */
+export function requireBaseUrl(settings: Settings): URL {
+  if (!settings.baseUrl) {
+    throw new UsageError('no base URL', { hint: 'set --base-url, BDS_BASE_URL or baseUrl in a config file' });
+  }
+  const { value, from } = settings.baseUrl;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new UsageError(`the base URL from ${from} is not a URL: ${value}`);
+  }
+  if (url.username || url.password) {
+    throw new UsageError(`the base URL from ${from} must not carry credentials; the key comes from BDS_API_KEY`);
+  }
+  if (!travelsSafely(url)) {
+    throw url.protocol === 'http:'
+      ? new UsageError(`the base URL from ${from} uses http:// for a host that is not this machine`, {
+          hint: 'use https://, so that the key does not travel in clear',
+        })
+      : new UsageError(`the base URL from ${from} must start with https://`);
+  }
+  url.search = '';
+  url.hash = '';
+  // One spelling per API ("https://h/api/", "https://h//api"), since the base URL keys the delivery records.
+  url.pathname = url.pathname.replace(/\/{2,}/g, '/').replace(/\/$/, '') || '/';
+  return url;
+}
+
+export function requireSource(settings: Settings): string {
+  if (!settings.sourceId) {
+    throw new UsageError('no source id', {
+      hint: 'set --source, BDS_SOURCE_ID or sourceId in a config file (bds register-source creates one)',
+    });
+  }
+  return settings.sourceId.value;
+}
+
+function pick<T>(...candidates: Array<[T | undefined, string]>): Sourced<T> | undefined {
+  for (const [value, from] of candidates) if (value !== undefined) return { value, from };
+  return undefined;
+}
+
+function configValues(file: ConfigFile | undefined, profile: string | undefined): { values: ConfigValues; from: string } {
+  if (!file) {
+    // A named profile with nothing to take it from is as unknown as one missing from the file.
+    if (profile !== undefined) {
+      throw new UsageError(`no profile "${profile}": no config file was found`, {
+        hint: 'put it under "profiles" in .bdsrc.json or ~/.config/bds/config.json, or name the file with --config',
+      });
+    }
+    return { values: {}, from: 'config file' };
+  }
+  if (profile === undefined) return { values: file.values, from: `config file ${file.path}` };
+  const values = file.profiles[profile];
+  if (!values) {
+    const known = Object.keys(file.profiles);
+    throw new UsageError(`no profile "${profile}" in the config file ${file.path}`, {
+      hint: known.length ? `its profiles: ${known.join(', ')}` : 'add it under "profiles" in that file',
+    });
+  }
+  // The key and the key file are one setting: a profile that names either replaces both of the top level's.
+  const inherited = { ...file.values };
+  if (values.apiKey !== undefined || values.apiKeyFile !== undefined) {
+    delete inherited.apiKey;
+    delete inherited.apiKeyFile;
+  }
+  return { values: { ...inherited, ...values }, from: `config file ${file.path} (profile: ${profile})` };
+}
+
+function readKeyFile(
+  file: string | undefined,
+  relativeTo: string,
+  named: string,
+  warnings: string[],
+): Sourced<string> | undefined {
+  if (file === undefined) return undefined;
+  const resolved = path.resolve(relativeTo, file);
+  let text: string;
+  try {
+    text = readFileSync(resolved, 'utf8');
+    if ((statSync(resolved).mode & 0o044) !== 0) {
+      warnings.push(`the key file ${resolved} can be read by other users; fix with: chmod 600 ${resolved}`);
+    }
+  } catch (error) {
+    const code = (error as { code?: string }).code ?? 'unreadable';
+    throw new AuthError(`cannot read the key file ${resolved} (${named}): ${code === 'ENOENT' ? 'no such file' : code}`);
+  }
+  const key = text.trim();
+  if (!key) throw new AuthError(`the key file ${resolved} (${named}) is empty`);
+  return { value: key, from: `key file ${resolved} (${named})` };
+}

@@ -1,0 +1,108 @@
+// The library: what a Node pipeline imports from 'bds-cli'. The CLI is built on the same functions, so a script
+// gets the same checks, retries, records, locks and results. Importing this module does nothing by itself:
+// it reads no file, sets no V8 flag, installs no signal handler and never exits the process. The process's
+// environment, working folder and home are read only when a function is called, and only for what its
+// options leave out.
+
+import { Connection } from './core/connection.js';
+import { check as checkUseCase, type CheckOptions, type CheckResult } from './core/delivery/check.js';
+import { deliverFolder, type DeliverOptions, type DeliverResult, type DryRunResult } from './core/delivery/deliver.js';
+import type { EventListener } from './core/delivery/events.js';
+import { abortError } from './core/errors.js';
+import type { Operation } from './core/operation.js';
+import type { Env } from './core/runtime.js';
+import { processRuntime } from './process-runtime.js';
+import * as service from './core/service.js';
+import type { ListOptions, RegisterSourceOptions, WhoamiResult } from './core/service.js';
+import type { BatchListEntry, Source } from './core/api/types.js';
+
+export {
+  ApiError,
+  AuthError,
+  BdsError,
+  EXIT_CODES,
+  InternalError,
+  InterruptedError,
+  LockedError,
+  NetworkError,
+  UsageError,
+} from './core/errors.js';
+export type { InterruptReason, RequestInfo } from './core/errors.js';
+export { RecordNotSavedError } from './core/delivery/delivery.js';
+export type { CheckOptions, CheckResult } from './core/delivery/check.js';
+export type { DeliverOptions, DeliverResult, DryRunResult } from './core/delivery/deliver.js';
+export type { SchemaChanges } from './core/delivery/plan.js';
+export type { ColumnChange, ColumnDiff, ColumnEntry } from './core/delivery/columns.js';
+export type { DeliveryEvent, EventListener, Notice, Step, StepEvent, Subject } from './core/delivery/events.js';
+export type { ListOptions, RegisterSourceOptions, WhoamiResult } from './core/service.js';
+export type { BatchListEntry, BatchStatus, MeResponse, Product, Source } from './core/api/types.js';
+
+/** What every function takes: settings not given are resolved as the CLI resolves them. */
+export interface LibraryOptions {
+  /** Default BDS_API_KEY, BDS_API_KEY_FILE or the config file. */
+  apiKey?: string;
+  /** Default BDS_BASE_URL or the config file. */
+  baseUrl?: string;
+  /** A profile of the config file; default BDS_PROFILE or the file's own. */
+  profile?: string;
+  /** A config file to use instead of searching; default BDS_CONFIG or the search. */
+  config?: string;
+  /** The environment the settings come from; default process.env. */
+  env?: Env;
+  /** Where relative paths and the config search start; default process.cwd(). */
+  cwd?: string;
+  /** Stops the call as Ctrl-C stops the CLI: the record is saved, the promise rejects with exit code 130. */
+  signal?: AbortSignal;
+  /** Typed events as the work goes: steps, upload progress, notices. */
+  onEvent?: EventListener;
+}
+
+/** The pre-flight of deliver, offline: no key, no base URL, no request. */
+export function check(options: CheckOptions & LibraryOptions): Promise<CheckResult> {
+  return withOperation(options, (op) => checkUseCase(options, op));
+}
+
+/** Checks the folder and delivers it as one batch: the object `bds deliver --json` prints. */
+export function deliver(options: DeliverOptions & LibraryOptions & { dryRun?: false }): Promise<DeliverResult>;
+export function deliver(options: DeliverOptions & LibraryOptions & { dryRun: true }): Promise<DryRunResult>;
+export function deliver(options: DeliverOptions & LibraryOptions): Promise<DeliverResult | DryRunResult>;
+export function deliver(options: DeliverOptions & LibraryOptions): Promise<DeliverResult | DryRunResult> {
+  return withOperation(options, (op) => deliverFolder(options, op));
+}
+
+export function whoami(options: LibraryOptions = {}): Promise<WhoamiResult> {
+  return withOperation(options, (op) => service.whoami(op));
+}
+
+export function listBatches(options: ListOptions & LibraryOptions = {}): Promise<{ batches: BatchListEntry[] }> {
+  return withOperation(options, (op) => service.listBatches(options, op));
+}
+
+export function registerSource(options: RegisterSourceOptions & LibraryOptions): Promise<Source> {
+  return withOperation(options, (op) => service.registerSource(options, op));
+}
+
+
+async function withOperation<T>(options: LibraryOptions & { sourceId?: string | undefined }, work: (op: Operation) => Promise<T>): Promise<T> {
+  const runtime = processRuntime(options);
+  // Inside, an abort always carries a BdsError (exit code 130), whatever reason the caller gave.
+  const controller = new AbortController();
+  const outer = options.signal;
+  const onAbort = (): void => controller.abort(abortError(outer!));
+  if (outer?.aborted) onAbort();
+  else outer?.addEventListener('abort', onAbort, { once: true });
+  try {
+    return await work({
+      runtime,
+      connection: new Connection(
+        { apiKey: options.apiKey, baseUrl: options.baseUrl, profile: options.profile, config: options.config, source: options.sourceId },
+        runtime,
+      ),
+      signal: controller.signal,
+      onEvent: options.onEvent ?? (() => {}),
+    });
+  } finally {
+    outer?.removeEventListener('abort', onAbort);
+  }
+}
+

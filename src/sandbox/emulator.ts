@@ -1,0 +1,131 @@
+// A local emulator of the Batch Delivery Service: the API on one port, the storage host on another.
+import fs from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { handleControl } from './control.js';
+import { FaultInjector } from './faults.js';
+import type { RecordedRequest } from './http.js';
+import { SANDBOX_KEYS, createApiServer } from './server.js';
+import { createStorageServer } from './storage.js';
+import { SandboxStore } from './store.js';
+
+export { SANDBOX_KEYS } from './server.js';
+export { FaultInjector, ROUTE_NAMES } from './faults.js';
+export type { Fault, RouteName } from './faults.js';
+export type { RecordedRequest } from './http.js';
+export { SandboxStore } from './store.js';
+export type { BatchRecord, SourceRecord, UploadRecord } from './store.js';
+
+export interface SandboxOptions {
+  /** Default '127.0.0.1'. */
+  host?: string;
+  /** API port; default 0 (a random free port). */
+  port?: number;
+  /** Storage host port; default 0 (a random free port). */
+  storagePort?: number;
+  /** Keep uploads and state.json here, reloaded on start; default a fresh temp dir, deleted on close, state in memory. */
+  dataDir?: string;
+  /** Lifetime of signed upload URLs; default 3600. */
+  uploadTtlSeconds?: number;
+  /** Default true. */
+  honourIdempotencyKey?: boolean;
+  /** Default 'storage'; 'api' puts the upload URL on the API's own origin (which needs the bearer key). */
+  uploadOrigin?: 'storage' | 'api';
+  /** Clock in ms; default Date.now. Tests move it to expire URLs or to judge "future period". */
+  now?: () => number;
+}
+
+export interface Sandbox {
+  /** e.g. http://127.0.0.1:41234, no trailing slash. */
+  baseUrl: string;
+  storageUrl: string;
+  keys: { live: string; test: string; revoked: string };
+  store: SandboxStore;
+  faults: FaultInjector;
+  /** Every request either server received, in order (control requests excepted). */
+  requests: RecordedRequest[];
+  /** Closes both servers, destroys open sockets (hung ones too), removes the temp dir. */
+  close(): Promise<void>;
+}
+
+export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
+  const host = options.host ?? '127.0.0.1';
+  const now = options.now ?? Date.now;
+  const dir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'bds-sandbox-'));
+  const store = new SandboxStore(dir, options.dataDir !== undefined, now);
+  const faults = new FaultInjector();
+  const requests: RecordedRequest[] = [];
+  const closing = new AbortController();
+  const urls = { base: '', storage: '' };
+
+  const storageServer = createStorageServer({ store, faults, requests, closing: closing.signal, now });
+  const apiServer = createApiServer(
+    {
+      store,
+      faults,
+      requests,
+      closing: closing.signal,
+      now,
+      uploadTtlSeconds: options.uploadTtlSeconds ?? 3600,
+      honourIdempotencyKey: options.honourIdempotencyKey ?? true,
+      uploadOrigin: options.uploadOrigin ?? 'storage',
+      urls,
+    },
+    (req, res, url) => handleControl(store, faults, req, res, url),
+  );
+
+  const servers = [apiServer, storageServer];
+  try {
+    urls.base = await listen(apiServer, host, options.port ?? 0);
+    urls.storage = await listen(storageServer, host, options.storagePort ?? 0);
+  } catch (error) {
+    await closeServers(servers);
+    if (options.dataDir === undefined) fs.rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+
+  let closed: Promise<void> | undefined;
+  return {
+    baseUrl: urls.base,
+    storageUrl: urls.storage,
+    keys: SANDBOX_KEYS,
+    store,
+    faults,
+    requests,
+    close() {
+      closed ??= (async () => {
+        closing.abort();
+        await closeServers(servers);
+        if (options.dataDir === undefined) fs.rmSync(dir, { recursive: true, force: true });
+      })();
+      return closed;
+    },
+  };
+}
+
+function listen(server: Server, host: string, port: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      const address = server.address() as AddressInfo;
+      const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+      resolve(`http://${urlHost}:${address.port}`);
+    });
+  });
+}
+
+async function closeServers(servers: Server[]): Promise<void> {
+  await Promise.all(
+    servers.map(
+      (server) =>
+        new Promise<void>((resolve) => {
+          if (!server.listening) return resolve();
+          server.close(() => resolve());
+          server.closeAllConnections(); // hung and stalled requests included
+        }),
+    ),
+  );
+}

@@ -1,0 +1,148 @@
+// The library as a Node pipeline uses it: import { deliver, ... } from 'bds-cli', against the sandbox.
+
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { AuthError, BdsError, EXIT_CODES, check, deliver, listBatches, registerSource, whoami, type DeliveryEvent } from '../src/index.js';
+import { startSandbox as startPublicSandbox } from '../src/sandbox/index.js';
+import { count, makeFolder, newSource, ROOT, sandbox, tempDir } from './helpers.js';
+
+/** Settings from an env object, as a pipeline passes them; never the test process's environment. */
+function envFor(box: { baseUrl: string; keys: { test: string } }, sourceId: string, home = tempDir()) {
+  return { HOME: home, XDG_STATE_HOME: path.join(home, 'state'), XDG_CONFIG_HOME: path.join(home, 'config'), BDS_BASE_URL: box.baseUrl, BDS_API_KEY: box.keys.test, BDS_SOURCE_ID: sourceId };
+}
+
+
+describe('the library', () => {
+  it('delivers with typed events in order, and returns what the CLI prints with --json', async () => {
+    const box = await sandbox();
+    const source = newSource(box);
+    const folder = makeFolder({ records: 4 });
+    const events: DeliveryEvent[] = [];
+    const result = await deliver({ dir: folder.dir, period: '2024-05', env: envFor(box, source), cwd: tempDir(), onEvent: (e) => events.push(e) });
+    const [batch] = box.store.batches();
+    expect(result).toMatchObject({
+      batch: { id: batch!.id, status: 'received' },
+      source_id: source,
+      product: 'records',
+      period: '2024-05',
+      record_count: 4,
+      bytes: folder.uploaded.length,
+      sha256: folder.sha256,
+      skipped: false,
+    });
+    const steps = events.filter((e) => e.type === 'step').map((e) => e.step);
+    expect(steps).toEqual(['checking', 'checked', 'checking', 'creating', 'uploading', 'completing', 'done']);
+    const progress = events.filter((e) => e.type === 'progress');
+    expect(progress.at(-1)).toMatchObject({ sent: folder.uploaded.length, total: folder.uploaded.length, batchId: batch!.id });
+    for (const event of events.filter((e) => e.type !== 'notice')) expect(event).toMatchObject({ period: '2024-05', product: 'records' });
+    expect(events).toContainEqual(expect.objectContaining({ type: 'notice', code: 'test_key' }));
+    // Data, not sentences: no event carries a message but a warning's.
+    expect(events.filter((e) => 'message' in e)).toEqual([]);
+  });
+
+  it('an AbortSignal stops the upload (exit code 130, record saved); the same call again resumes to one batch', async () => {
+    const box = await sandbox();
+    const source = newSource(box);
+    const folder = makeFolder({ records: 50 });
+    const env = envFor(box, source);
+    box.faults.add({ route: 'upload', delayMs: 5_000 });
+    const controller = new AbortController();
+    const first = deliver({
+      dir: folder.dir,
+      period: '2024-05',
+      env,
+      signal: controller.signal,
+      onEvent: (e) => {
+        if (e.type === 'step' && e.step === 'uploading') setTimeout(() => controller.abort(), 50);
+      },
+    });
+    const error = await first.catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(BdsError);
+    expect((error as BdsError).exitCode).toBe(EXIT_CODES.sigint);
+    expect(box.store.batches().map((b) => b.status)).toEqual(['awaiting_upload']);
+    box.faults.clear();
+    const events: DeliveryEvent[] = [];
+    const again = await deliver({ dir: folder.dir, period: '2024-05', env, onEvent: (e) => events.push(e) });
+    expect(again).toMatchObject({ skipped: false, resumed: true, batch: { status: 'received' } });
+    expect(events).toContainEqual(expect.objectContaining({ type: 'notice', code: 'resuming', batchId: again.batch.id }));
+    expect(box.store.batches()).toHaveLength(1);
+    expect(count(box, 'create')).toBe(1);
+  });
+
+  it('a refused key is an AuthError with exit code 3 and the request, and the key appears nowhere in it', async () => {
+    const box = await sandbox();
+    const source = newSource(box);
+    const error = await whoami({ env: { ...envFor(box, source), BDS_API_KEY: box.keys.revoked } }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AuthError);
+    const auth = error as AuthError & { request?: unknown };
+    expect(auth.exitCode).toBe(3);
+    expect(auth.hint).toMatch(/key/);
+    const everything = JSON.stringify({ message: auth.message, hint: auth.hint, stack: auth.stack, cause: String(auth.cause) });
+    expect(everything).not.toContain(box.keys.revoked);
+    expect(everything).not.toContain(box.keys.revoked.slice('svc_live_'.length));
+  });
+
+  it('every failure is a BdsError with its exit code: a bad folder is 2, a missing key 3, an API refusal 4', async () => {
+    const box = await sandbox();
+    const source = newSource(box);
+    const env = envFor(box, source);
+    const bad = makeFolder({ lines: ['{"a":1}', '{"a":'] });
+    await expect(deliver({ dir: bad.dir, period: '2024-05', env })).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/line 2 is not valid JSON/) });
+    await expect(whoami({ env: { ...env, BDS_API_KEY: '' } })).rejects.toMatchObject({ exitCode: 3, name: 'AuthError' });
+    await expect(listBatches({ env, sourceId: 'src_missing' })).rejects.toMatchObject({ exitCode: 4, request: { method: 'GET', status: 404 } });
+  });
+
+  it('resolves settings from the options and the env object given, never from the process', async () => {
+    const box = await sandbox();
+    const home = tempDir();
+    const source = await registerSource({ name: 'pipeline', apiKey: box.keys.live, baseUrl: box.baseUrl, env: { HOME: home } });
+    expect(source.id).toMatch(/^src_/);
+    const me = await whoami({ apiKey: box.keys.live, baseUrl: box.baseUrl, env: { HOME: home } });
+    expect(me).toMatchObject({ baseUrl: box.baseUrl, keySource: 'the apiKey option', key: { mode: 'live' } });
+    expect((await listBatches({ env: envFor(box, source.id) })).batches).toEqual([]);
+  });
+
+  it('check needs no key and no base URL', async () => {
+    const folder = makeFolder({ records: 3 });
+    const result = await check({ dir: folder.dir, period: '2024-05', env: { HOME: tempDir() } });
+    expect(result).toMatchObject({ ok: true, product: 'records', record_count: 3, sha256: folder.sha256 });
+  });
+
+  it("startSandbox from 'bds-cli/sandbox' listens on a free port with a source ready", async () => {
+    const box = await startPublicSandbox({ port: 0 });
+    try {
+      expect(box.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(Object.keys(box).sort()).toEqual(['baseUrl', 'close', 'keys', 'sourceId', 'storageUrl']);
+      const folder = makeFolder();
+      const result = await deliver({ dir: folder.dir, period: '2024-05', env: envFor(box, box.sourceId) });
+      expect(result.batch.status).toBe('received');
+    } finally {
+      await box.close();
+    }
+  });
+
+  it('importing it reads no file, sets no V8 flag, installs no signal handler and never exits', () => {
+    const probe = `
+      const fs = require('node:fs'), v8 = require('node:v8');
+      const calls = [];
+      for (const name of ['readFileSync', 'openSync', 'readFile', 'open', 'statSync', 'readdirSync'])
+        { const real = fs[name]; fs[name] = (...a) => { calls.push(name + ' ' + a[0]); return real(...a); }; }
+      for (const name of ['readFile', 'open']) { const real = fs.promises[name]; fs.promises[name] = (...a) => { calls.push(name + ' ' + a[0]); return real(...a); }; }
+      v8.setFlagsFromString = (f) => calls.push('v8 ' + f);
+      process.exit = () => calls.push('exit');
+      const signals = () => ['SIGINT', 'SIGTERM', 'SIGHUP'].map((s) => process.listenerCount(s)).join(',');
+      const before = signals();
+      Promise.all([import(${JSON.stringify(path.join(ROOT, 'dist', 'index.js'))}), import(${JSON.stringify(path.join(ROOT, 'dist', 'sandbox', 'index.js'))})])
+        .then(([lib, sb]) => console.log(JSON.stringify({ calls, before, after: signals(), exports: Object.keys(lib).sort(), sandbox: Object.keys(sb) })));
+    `;
+    const res = spawnSync(process.execPath, ['-e', probe], { encoding: 'utf8', cwd: tempDir() });
+    expect(res.stderr).toBe('');
+    const seen = JSON.parse(res.stdout);
+    // Loading modules reads their code (CommonJS goes through fs): anything else would be a side effect.
+    expect(seen.calls.filter((call: string) => !/\/node_modules\/|\/dist\/.*\.js$|package\.json$/.test(call))).toEqual([]);
+    expect(seen.after).toBe(seen.before);
+    expect(seen.exports).toEqual(expect.arrayContaining(['check', 'deliver', 'whoami', 'listBatches', 'registerSource', 'BdsError', 'EXIT_CODES']));
+    expect(seen.sandbox).toEqual(['startSandbox']);
+  });
+});
