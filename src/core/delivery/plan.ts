@@ -29,6 +29,7 @@ export async function planFolder(folder: FolderCheck, op: Operation): Promise<De
     tmpDir: tempDir(op.runtime),
     signal: op.signal,
     collectGarbage: op.runtime.collectGarbage,
+    onRead: (read, total) => op.onEvent({ type: 'reading', ...subject, read, total }),
   });
   const plan = makePlan(folder, scan);
   op.onEvent({

@@ -82,9 +82,11 @@ export interface ScanOptions {
   tmpDir: string;
   signal: AbortSignal | undefined;
   collectGarbage?: (() => void) | undefined;
+  /** Bytes of the data file read so far, as the pass goes. */
+  onRead?: ((read: number, total: number) => void) | undefined;
 }
 
-export async function scanDataFile(file: string, { tmpDir, signal, collectGarbage }: ScanOptions): Promise<ScanResult> {
+export async function scanDataFile(file: string, { tmpDir, signal, collectGarbage, onRead }: ScanOptions): Promise<ScanResult> {
   const name = path.basename(file);
   let stat: Stats;
   try {
@@ -101,6 +103,11 @@ export async function scanDataFile(file: string, { tmpDir, signal, collectGarbag
   const hash = createHash('sha256');
   const lines = new JsonLinesChecker(name);
   const input = createReadStream(file, { highWaterMark: READ_CHUNK });
+  let read = 0;
+  input.on('data', (chunk) => {
+    read += chunk.length;
+    onRead?.(read, stat.size);
+  });
   const options = signal ? { signal } : {};
   let upload: UploadFile;
   try {
