@@ -7,6 +7,7 @@ import path from 'node:path';
 import { Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { constants as zlibConstants, createGunzip, createGzip } from 'node:zlib';
+import { errnoCode } from '../checks.js';
 import { UsageError } from '../errors.js';
 import { JsonLinesChecker } from './jsonl.js';
 
@@ -88,75 +89,168 @@ export interface ScanOptions {
 
 export async function scanDataFile(file: string, { tmpDir, signal, collectGarbage, onRead }: ScanOptions): Promise<ScanResult> {
   const name = path.basename(file);
-  let stat: Stats;
+  let before: Stats;
   try {
-    stat = await fs.stat(file);
+    before = await fs.stat(file);
   } catch {
     throw new UsageError(`no such data file: ${file}`);
   }
-  if (!stat.isFile()) throw new UsageError(`not a file: ${file}`);
+  if (!before.isFile()) throw new UsageError(`not a file: ${file}`);
   const gzipped = file.endsWith('.gz');
   if (!gzipped && !file.endsWith('.jsonl')) {
     throw new UsageError(`${file}: a data file ends in .jsonl.gz (gzipped JSON Lines) or .jsonl`);
   }
+  if (before.size === 0) throw new UsageError(`${file}: the file is empty`);
 
   const hash = createHash('sha256');
   const lines = new JsonLinesChecker(name);
-  const input = createReadStream(file, { highWaterMark: READ_CHUNK });
   let read = 0;
-  input.on('data', (chunk) => {
+  const counted = passThrough((chunk) => {
     read += chunk.length;
-    onRead?.(read, stat.size);
+    onRead?.(read, before.size);
   });
   const options = signal ? { signal } : {};
   let upload: UploadFile;
+  // The gzipped copy of a plain .jsonl: a failure writing it is the temp folder's fault, not the file's.
+  let copy: string | undefined;
   try {
     if (gzipped) {
-      await pipeline(input, passThrough((chunk) => hash.update(chunk)), createGunzip({ chunkSize: READ_CHUNK }), checker(lines, collectGarbage), options);
-      upload = { path: file, size: stat.size, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs, temporary: false };
+      await pipeline(
+        // Made here, inside pipeline(), so that an error opening the file is never an unhandled 'error' event.
+        createReadStream(file, { highWaterMark: READ_CHUNK }),
+        counted,
+        passThrough((chunk) => hash.update(chunk)),
+        createGunzip({ chunkSize: READ_CHUNK }),
+        withoutByteOrderMark(),
+        checker(lines, collectGarbage),
+        options,
+      );
+      upload = { path: file, size: before.size, mtimeMs: before.mtimeMs, ctimeMs: before.ctimeMs, temporary: false };
     } else {
+      // A name of bds's own: the data file's name could make it longer than the file system allows.
+      copy = path.join(tmpDir, `bds-${randomUUID()}.jsonl.gz`);
+      const target = copy;
       await fs.mkdir(tmpDir, { recursive: true });
-      const copy = path.join(tmpDir, `bds-${randomUUID()}-${name}.gz`);
-      try {
-        await pipeline(
-          input,
-          passThrough((chunk) => lines.push(chunk)),
-          // Fixed level and no file name or time in the header: the same .jsonl always gives the same bytes,
-          // so a re-run finds its own delivery record.
-          createGzip({ level: zlibConstants.Z_DEFAULT_COMPRESSION, chunkSize: READ_CHUNK }),
-          passThrough((chunk) => hash.update(chunk)),
-          createWriteStream(copy, { mode: 0o600 }),
-          options,
-        );
-      } catch (error) {
-        await fs.rm(copy, { force: true });
-        throw error;
-      }
-      const copied = await fs.stat(copy);
-      upload = { path: copy, size: copied.size, mtimeMs: copied.mtimeMs, ctimeMs: copied.ctimeMs, temporary: true };
+      await pipeline(
+        createReadStream(file, { highWaterMark: READ_CHUNK }),
+        counted,
+        withoutByteOrderMark((chunk) => lines.push(chunk)),
+        // Fixed level and no file name or time in the header: the same .jsonl always gives the same bytes,
+        // so a re-run finds its own delivery record.
+        createGzip({ level: zlibConstants.Z_DEFAULT_COMPRESSION, chunkSize: READ_CHUNK }),
+        passThrough((chunk) => hash.update(chunk)),
+        createWriteStream(target, { mode: 0o600 }),
+        options,
+      );
+      const copied = await fs.stat(target);
+      upload = { path: target, size: copied.size, mtimeMs: copied.mtimeMs, ctimeMs: copied.ctimeMs, temporary: true };
     }
     lines.end();
+    await assertUnchangedSince(before, file);
   } catch (error) {
-    throw asInputError(error, file);
+    // A temp folder that is not one (ENOTDIR) has nothing to remove either.
+    if (copy) await fs.rm(copy, { force: true }).catch(() => undefined);
+    if (copy && isCopyPath((error as { path?: unknown }).path, copy)) throw tempCopyError(error, file, tmpDir);
+    throw asInputError(error, file, await startsLikeGzip(file));
   }
-  if (lines.records === 0) throw new UsageError(`${file}: no records (the file holds no non-empty line)`);
+  if (lines.records === 0) {
+    if (upload.temporary) await fs.rm(upload.path, { force: true });
+    throw new UsageError(`${file}: no records (the file holds no non-empty line)`);
+  }
   return { upload, recordCount: lines.records, sha256: hash.digest('hex') };
 }
 
-function asInputError(error: unknown, file: string): Error {
+/** The file must be as it was when the pass began: a file still being written is not checked. */
+async function assertUnchangedSince(before: Stats, file: string): Promise<void> {
+  const after = await fs.stat(file).catch(() => undefined);
+  if (
+    !after ||
+    after.ino !== before.ino ||
+    after.size !== before.size ||
+    after.mtimeMs !== before.mtimeMs ||
+    after.ctimeMs !== before.ctimeMs
+  ) {
+    throw new UsageError(`${file} changed while it was being checked; nothing was sent`, {
+      hint: 'run bds again once the scrubber has finished writing it',
+    });
+  }
+}
+
+/**
+ * A UTF-8 byte order mark before the first line is allowed (RFC 8259 lets a parser ignore it): the lines are
+ * checked without it, and the file is sent as it is. `see`, when given, is shown the chunks without it.
+ */
+function withoutByteOrderMark(see?: (chunk: Buffer) => void): Transform {
+  let first = true;
+  return new Transform({
+    highWaterMark: READ_CHUNK,
+    transform(chunk: Buffer, _encoding, callback) {
+      let checked = chunk;
+      if (first) {
+        first = false;
+        if (chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) checked = chunk.subarray(3);
+      }
+      try {
+        see?.(checked);
+        // Shown to `see`, the original bytes go on (to gzip); else the stripped ones go on (to the checker).
+        callback(null, see ? chunk : checked);
+      } catch (error) {
+        callback(error as Error);
+      }
+    },
+  });
+}
+
+/** Whether a failed system call was about the temp copy: its own path, or a folder on the way to it. */
+function isCopyPath(failed: unknown, copy: string): boolean {
+  if (typeof failed !== 'string') return false;
+  const relative = path.relative(path.resolve(failed), copy);
+  return !relative.startsWith('..') && !path.isAbsolute(relative);
+}
+
+async function startsLikeGzip(file: string): Promise<boolean> {
+  try {
+    const handle = await fs.open(file, 'r');
+    try {
+      const { buffer, bytesRead } = await handle.read(Buffer.alloc(2), 0, 2, 0);
+      return bytesRead === 2 && buffer[0] === 0x1f && buffer[1] === 0x8b;
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    return false;
+  }
+}
+
+function tempCopyError(error: unknown, file: string, tmpDir: string): UsageError {
+  return new UsageError(
+    `cannot write the gzipped copy of ${path.basename(file)} in the temp folder ${tmpDir} (${errnoCode(error) ?? String(error)})`,
+    {
+      hint: 'a plain .jsonl is gzipped there before the upload and needs its gzipped size free: free space, or set TMPDIR to another folder',
+    },
+  );
+}
+
+function asInputError(error: unknown, file: string, looksGzipped: boolean): Error {
   if (error instanceof UsageError) return error;
   if ((error as { name?: string }).name === 'AbortError') return (error as { cause?: Error }).cause ?? (error as Error);
-  const code = (error as { code?: string }).code;
+  const code = errnoCode(error);
   if (code === 'Z_BUF_ERROR' || /unexpected end of file/i.test(String((error as Error).message))) {
     return new UsageError(`${file}: the gzip data ends early (the file is truncated)`);
   }
   if (code === 'Z_DATA_ERROR') {
     const message = (error as Error).message;
+    if (!looksGzipped) {
+      return new UsageError(`${file}: not a gzip file`, { hint: 'a plain JSON Lines file should be named *.jsonl' });
+    }
+    // It starts as gzip: what follows a complete member is neither another member nor zeros.
     return new UsageError(
-      /header check/i.test(message) ? `${file}: not a gzip file` : `${file}: corrupt gzip data (${message})`,
-      { hint: /header check/i.test(message) ? 'a plain JSON Lines file should be named *.jsonl' : undefined },
+      /header check|unknown compression method/i.test(message)
+        ? `${file}: there is data after the end of the gzip data (trailing garbage)`
+        : `${file}: corrupt gzip data (${message})`,
+      { hint: 'the file was damaged or appended to after it was written; write it again' },
     );
   }
-  if (code === 'EACCES' || code === 'EISDIR') return new UsageError(`${file}: cannot read it (${code})`);
+  if (code !== undefined && /^E[A-Z]+$/.test(code)) return new UsageError(`${file}: cannot read it (${code})`);
   return error as Error;
 }
