@@ -1,24 +1,37 @@
 // The one pass over the data file: hash the exact bytes that will be uploaded, inflate, count the records
-// and check that each is a JSON object. A plain .jsonl is gzipped into a temp file in the same pass.
+// and check that each is a JSON object. A plain .jsonl is gzipped in the same pass: into a temp copy when a
+// delivery will upload it, or only hashed (check); openUpload() gzips it again on the way when there is no
+// copy, with the same deterministic gzip, so the bytes are the ones hashed here.
 
 import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream, promises as fs, type Stats } from 'node:fs';
 import path from 'node:path';
-import { Transform, Writable } from 'node:stream';
+import { Transform, Writable, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { constants as zlibConstants, createGunzip, createGzip } from 'node:zlib';
 import { errnoCode } from '../checks.js';
 import { UsageError } from '../errors.js';
 import { JsonLinesChecker } from './jsonl.js';
+import { identityOf, type PassCache } from './pass-cache.js';
 
-/** The file whose exact bytes are uploaded, and what it was when checked. */
-export interface UploadFile {
+/** The file read for the upload, and what it was when checked: it must not change before the upload ends. */
+export interface UploadSource {
   path: string;
   size: number;
   mtimeMs: number;
   ctimeMs: number;
-  /** A gzipped copy bds made of a plain .jsonl; removed when the command ends. */
-  temporary: boolean;
+}
+
+/** What is uploaded. */
+export interface UploadFile {
+  source: UploadSource;
+  /** Bytes sent. */
+  size: number;
+  /**
+   * `as-is`: the source's bytes (a .jsonl.gz); `copy`: a gzipped copy bds made of a plain .jsonl, removed when
+   * the command ends; `gzip`: a plain .jsonl gzipped on the way.
+   */
+  form: 'as-is' | 'copy' | 'gzip';
 }
 
 export interface ScanResult {
@@ -26,6 +39,8 @@ export interface ScanResult {
   recordCount: number;
   /** SHA-256 of the uploaded bytes, lowercase hex. */
   sha256: string;
+  /** Remembered from an earlier pass over the same unchanged file: not read this time. */
+  fromCache: boolean;
 }
 
 const READ_CHUNK = 1 << 20;
@@ -85,9 +100,13 @@ export interface ScanOptions {
   collectGarbage?: (() => void) | undefined;
   /** Bytes of the data file read so far, as the pass goes. */
   onRead?: ((read: number, total: number) => void) | undefined;
+  /** Write a gzipped copy of a plain .jsonl for the upload (deliver), or only hash it (check). */
+  copy: boolean;
+  /** Passes remembered from earlier runs; each pass made is remembered there too. */
+  cache?: PassCache | undefined;
 }
 
-export async function scanDataFile(file: string, { tmpDir, signal, collectGarbage, onRead }: ScanOptions): Promise<ScanResult> {
+export async function scanDataFile(file: string, { tmpDir, signal, collectGarbage, onRead, copy: keepCopy, cache }: ScanOptions): Promise<ScanResult> {
   const name = path.basename(file);
   let before: Stats;
   try {
@@ -101,6 +120,12 @@ export async function scanDataFile(file: string, { tmpDir, signal, collectGarbag
     throw new UsageError(`${file}: a data file ends in .jsonl.gz (gzipped JSON Lines) or .jsonl`);
   }
   if (before.size === 0) throw new UsageError(`${file}: the file is empty`);
+  const identity = identityOf(file, before);
+  const remembered = await cache?.recall(identity);
+  if (remembered) {
+    const { recordCount, sha256, uploadSize } = remembered;
+    return { upload: { source: sourceOf(file, before), size: uploadSize, form: gzipped ? 'as-is' : 'gzip' }, recordCount, sha256, fromCache: true };
+  }
 
   const hash = createHash('sha256');
   const lines = new JsonLinesChecker(name);
@@ -125,7 +150,25 @@ export async function scanDataFile(file: string, { tmpDir, signal, collectGarbag
         checker(lines, collectGarbage),
         options,
       );
-      upload = { path: file, size: before.size, mtimeMs: before.mtimeMs, ctimeMs: before.ctimeMs, temporary: false };
+      upload = { source: sourceOf(file, before), size: before.size, form: 'as-is' };
+    } else if (!keepCopy) {
+      let size = 0;
+      await pipeline(
+        createReadStream(file, { highWaterMark: READ_CHUNK }),
+        counted,
+        withoutByteOrderMark((chunk) => lines.push(chunk)),
+        gzipStream(),
+        new Writable({
+          highWaterMark: READ_CHUNK,
+          write(chunk: Buffer, _encoding, callback) {
+            hash.update(chunk);
+            size += chunk.length;
+            callback();
+          },
+        }),
+        options,
+      );
+      upload = { source: sourceOf(file, before), size, form: 'gzip' };
     } else {
       // A name of bds's own: the data file's name could make it longer than the file system allows.
       copy = path.join(tmpDir, `bds-${randomUUID()}.jsonl.gz`);
@@ -135,15 +178,13 @@ export async function scanDataFile(file: string, { tmpDir, signal, collectGarbag
         createReadStream(file, { highWaterMark: READ_CHUNK }),
         counted,
         withoutByteOrderMark((chunk) => lines.push(chunk)),
-        // Fixed level and no file name or time in the header: the same .jsonl always gives the same bytes,
-        // so a re-run finds its own delivery record.
-        createGzip({ level: zlibConstants.Z_DEFAULT_COMPRESSION, chunkSize: READ_CHUNK }),
+        gzipStream(),
         passThrough((chunk) => hash.update(chunk)),
         createWriteStream(target, { mode: 0o600 }),
         options,
       );
       const copied = await fs.stat(target);
-      upload = { path: target, size: copied.size, mtimeMs: copied.mtimeMs, ctimeMs: copied.ctimeMs, temporary: true };
+      upload = { source: sourceOf(target, copied), size: copied.size, form: 'copy' };
     }
     lines.end();
     await assertUnchangedSince(before, file);
@@ -154,10 +195,39 @@ export async function scanDataFile(file: string, { tmpDir, signal, collectGarbag
     throw asInputError(error, file, await startsLikeGzip(file));
   }
   if (lines.records === 0) {
-    if (upload.temporary) await fs.rm(upload.path, { force: true });
+    await removeCopy(upload);
     throw new UsageError(`${file}: no records (the file holds no non-empty line)`);
   }
-  return { upload, recordCount: lines.records, sha256: hash.digest('hex') };
+  const result = { upload, recordCount: lines.records, sha256: hash.digest('hex'), fromCache: false };
+  await cache?.remember(identity, { recordCount: result.recordCount, sha256: result.sha256, uploadSize: upload.size });
+  return result;
+}
+
+/**
+ * The gzip of a plain .jsonl: fixed level and no file name or time in the header, so that the same .jsonl
+ * always gives the same bytes (and a re-run finds its own delivery record).
+ */
+function gzipStream(): Transform {
+  return createGzip({ level: zlibConstants.Z_DEFAULT_COMPRESSION, chunkSize: READ_CHUNK });
+}
+
+/** A fresh stream of the bytes to upload; one per attempt. */
+export function openUpload(upload: UploadFile): Readable {
+  const file = createReadStream(upload.source.path, { highWaterMark: READ_CHUNK });
+  if (upload.form !== 'gzip') return file;
+  const gzip = gzipStream();
+  // The upload's reader sees gzip's errors; a read error of the file is passed on to it.
+  file.on('error', (error) => gzip.destroy(error));
+  return file.pipe(gzip);
+}
+
+/** Removes the gzipped copy bds made, if it made one. */
+export async function removeCopy(upload: UploadFile): Promise<void> {
+  if (upload.form === 'copy') await fs.rm(upload.source.path, { force: true });
+}
+
+function sourceOf(file: string, stat: Stats): UploadSource {
+  return { path: file, size: stat.size, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs };
 }
 
 /** The file must be as it was when the pass began: a file still being written is not checked. */
