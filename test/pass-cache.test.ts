@@ -1,7 +1,8 @@
 // The remembered pass (issue 11): check, deliver, a re-run and a resume of the same unchanged file do not read
 // it again for the pre-flight; a changed file, or a corrupt or foreign entry, is never trusted.
 
-import { readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { check, deliver, type DeliveryEvent } from '../src/index.js';
@@ -64,13 +65,17 @@ describe('the remembered pass', () => {
     const lines = Array.from({ length: 4 }, (_, i) => JSON.stringify({ id: `a${i}` }));
     const folder = makeFolder({ lines, plain: true });
     const checked = await check({ dir: folder.dir, period: '2024-05', env });
-    const { size, mtime } = statSync(folder.dataFile);
+    const before = statSync(folder.dataFile, { bigint: true });
     const rewritten = Buffer.from(lines.map((l) => `${l.replace('"a', '"b')}\n`).join(''));
-    expect(rewritten.length).toBe(size);
+    expect(BigInt(rewritten.length)).toBe(before.size);
     await new Promise((resolve) => setTimeout(resolve, 20));
     writeFileSync(folder.dataFile, rewritten);
-    utimesSync(folder.dataFile, mtime, mtime);
-    expect(statSync(folder.dataFile)).toMatchObject({ size, mtimeMs: mtime.getTime() });
+    // utimes() takes seconds as a float, which cannot always restore the nanoseconds: touch can.
+    const ns = before.mtimeNs;
+    execFileSync('touch', ['-m', '-d', `@${ns / 1_000_000_000n}.${String(ns % 1_000_000_000n).padStart(9, '0')}`, folder.dataFile]);
+    const after = statSync(folder.dataFile, { bigint: true });
+    expect({ size: after.size, mtimeNs: after.mtimeNs }).toEqual({ size: before.size, mtimeNs: before.mtimeNs });
+    expect(after.ctimeNs).not.toBe(before.ctimeNs);
     const delivered = await deliverWatched(folder, env);
     expect(delivered.read).toBe(true);
     expect(delivered.fromCache).toBe(false);
