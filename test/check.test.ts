@@ -487,6 +487,42 @@ describe('schema changes', () => {
     expect(again.stderr).not.toContain('warning');
     expect((await check([may, '--period', '2024-05'], { home })).stdout).not.toContain('warning');
   });
+
+  it('compare with the nearest earlier month of the same product, and of the source when one is known', async () => {
+    const box = await sandbox();
+    const home = tempDir();
+    const [ours, theirs] = [newSource(box), newSource(box)];
+    const february = await delivered(box, home, ours, '2024-02');
+    await delivered(box, home, ours, '2024-03');
+    const april = await delivered(box, home, ours, '2024-04');
+    // Delivered after April: another source's April, our own January (a backfill), and episodes.
+    const theirApril = await delivered(box, home, theirs, '2024-04');
+    await delivered(box, home, ours, '2024-01');
+    const episodes = await deliver(box, [makeFolder({ product: 'episodes' }).dir, '--period', '2024-04'], { home, source: ours, now: () => new Date() });
+    expect(episodes.code, episodes.stderr).toBe(0);
+
+    // A schema unlike any delivered one, so that every check finds changes and names what it compared with.
+    const other = makeFolder({ schema: changed }).dir;
+    const since = async (args: string[], options: RunOptions = {}) =>
+      (await check([other, ...args, '--json'], { home, ...options })).json().schema_changes.since;
+    const config = path.join(tempDir(), 'bds.json');
+    writeFileSync(config, JSON.stringify({ sourceId: theirs }));
+
+    expect(await since(['--period', '2024-05', '--source', ours])).toEqual({ period: '2024-04', batch_id: april });
+    expect(await since(['--period', '2024-05'], { env: { BDS_SOURCE_ID: theirs } })).toEqual({ period: '2024-04', batch_id: theirApril });
+    expect(await since(['--period', '2024-05', '--config', config])).toEqual({ period: '2024-04', batch_id: theirApril });
+    // Without a source: the nearest month of any source, and of that month the newest delivery.
+    expect(await since(['--period', '2024-05'])).toEqual({ period: '2024-04', batch_id: theirApril });
+    // A month is never compared with itself, nor with a later month when an earlier one exists.
+    expect(await since(['--period', '2024-03', '--source', ours])).toEqual({ period: '2024-02', batch_id: february });
+    // Older than every delivery (a backfill): the nearest month after it.
+    const december = await since(['--period', '2023-12', '--source', ours]);
+    expect(december.period).toBe('2024-01');
+    // Episodes compare with episodes only.
+    const steps = { format: 'episodes/v1', steps: [{ name: 'x', role: 'r', kind: 'k' }] };
+    const episodeChanges = (await check([makeFolder({ product: 'episodes', schema: steps }).dir, '--period', '2024-05', '--json'], { home })).json();
+    expect(episodeChanges.schema_changes).toMatchObject({ since: { period: '2024-04' }, added: [{ name: 'x' }], removed: [{ name: 't' }] });
+  });
 });
 
 describe('bds check with several folders', () => {
