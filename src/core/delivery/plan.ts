@@ -54,7 +54,7 @@ export async function planFolder(folder: FolderCheck, op: Operation, { copy }: {
 
 /** The plan's columns against the newest earlier delivery's of the same product, told as a notice. */
 export function compareSchema(records: RecordStore, plan: DeliveryPlan, sourceId: string | undefined, op: Operation): SchemaChanges | null {
-  const earlier = records.latestDelivered({ sourceId, period: plan.period, product: plan.product });
+  const earlier = records.nearestDelivered({ sourceId, period: plan.period, product: plan.product });
   const diff = earlier && diffColumns(earlier.columns, plan.columns);
   if (!earlier || !diff) return null;
   const since = { period: earlier.period, batchId: earlier.batchId ?? null };
