@@ -1,14 +1,15 @@
 // Re-runs and concurrent runs: the same command run again never delivers a second batch, a delivered period
 // from another file needs --force, a rejected batch does not block, and two runs at once do not both deliver.
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { RecordStore } from '../src/core/delivery/record-store.js';
 import { takeLock } from '../src/core/delivery/lock.js';
 import { canonicalApi } from '../src/core/api/url-rules.js';
+import { InterruptedError } from '../src/core/errors.js';
 import { stateDir } from '../src/core/settings/dirs.js';
 import type { Sandbox } from '../src/sandbox/emulator.js';
-import { count, deliverTo, makeFolder, newSource, sandbox, statuses, tempDir } from './helpers.js';
+import { count, deliverTo, expectOneReceived, makeFolder, newSource, REPORT, RECORDS_SCHEMA, sandbox, statuses, tempDir } from './helpers.js';
 
 const PERIOD = '2024-05';
 
@@ -90,6 +91,97 @@ describe('5. re-runs', () => {
     expect(statuses(box)).toEqual(['received', 'rejected']);
     const received = box.store.batches().find((b) => b.status === 'received')!;
     expect(box.store.uploadedBytes(received.id)!.equals(folder.uploaded)).toBe(true);
+  });
+});
+
+describe('re-runs after the report or schema changed', () => {
+  /** The Idempotency-Key of each create the sandbox received, in order. */
+  function createKeys(box: Sandbox): string[] {
+    return box.requests.filter((r) => r.route === 'create').map((r) => String(r.headers['idempotency-key']));
+  }
+
+  it('interrupted mid-upload, then report.json fixed: a fresh batch, and the old one is never confirmed', async () => {
+    const box = await sandbox();
+    const folder = makeFolder();
+    const home = tempDir();
+    box.faults.add({ route: 'upload', hang: true });
+    const controller = new AbortController();
+    const first = deliverTo(box, folder, { home, signal: controller.signal });
+    while (count(box, 'upload') === 0) await new Promise((r) => setTimeout(r, 10));
+    controller.abort(new InterruptedError('SIGINT'));
+    expect((await first).code).toBe(130);
+    const [old] = box.store.batches();
+
+    const fixed = { ...REPORT, totals: { rows_out: 3, reidentified: 0 } };
+    writeFileSync(path.join(folder.dir, 'report.json'), JSON.stringify(fixed));
+    const again = await deliverTo(box, folder, { home, args: ['--json'] });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toContain(
+      `warning: the report or schema changed since the interrupted delivery of ${old!.id}; ` +
+        `delivering a fresh batch (${old!.id} stays awaiting_upload and is never confirmed)`,
+    );
+    const delivered = again.json().batch.id;
+    expect(delivered).not.toBe(old!.id);
+    expect(box.store.batch(old!.id)!.status).toBe('awaiting_upload');
+    expect(box.store.batch(delivered)!.report).toEqual(fixed);
+    expectOneReceived(box, folder);
+    const keys = createKeys(box);
+    expect(keys).toHaveLength(2);
+    expect(keys[1]).not.toBe(keys[0]);
+  });
+
+  it('every create answer lost, then report.json regenerated: the re-run delivers instead of an Idempotency-Key refusal', async () => {
+    const box = await sandbox();
+    const folder = makeFolder();
+    const home = tempDir();
+    box.faults.add({ route: 'create', loseResponse: true, times: 6 });
+    const lost = await deliverTo(box, folder, { home });
+    expect(lost.code).toBe(5);
+    expect(statuses(box)).toEqual(['awaiting_upload']);
+
+    writeFileSync(path.join(folder.dir, 'report.json'), JSON.stringify({ ...REPORT, tool: 'scrubkit 3.4.2' }));
+    const again = await deliverTo(box, folder, { home });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toContain('warning: the report or schema changed since the interrupted delivery; delivering a fresh batch');
+    expect(statuses(box)).toEqual(['awaiting_upload', 'received']);
+    expectOneReceived(box, folder);
+    expect(new Set(createKeys(box)).size).toBe(2);
+  });
+
+  it('every create answer lost, then schema.json regenerated: --force delivers too', async () => {
+    const box = await sandbox();
+    const folder = makeFolder();
+    const home = tempDir();
+    box.faults.add({ route: 'create', loseResponse: true, times: 6 });
+    expect((await deliverTo(box, folder, { home })).code).toBe(5);
+
+    const [orders] = Object.values(RECORDS_SCHEMA.objects);
+    const schema = { ...RECORDS_SCHEMA, objects: { orders: [...orders!, { name: 'currency', role: 'attribute', kind: 'string' }] } };
+    writeFileSync(path.join(folder.dir, 'schema.json'), JSON.stringify(schema));
+    const forced = await deliverTo(box, folder, { home, args: ['--force'] });
+    expect(forced.code, forced.stderr).toBe(0);
+    expect(forced.stderr).toContain('the report or schema changed since the interrupted delivery');
+    const received = box.store.batches().filter((b) => b.status === 'received');
+    expect(received.map((b) => b.schema)).toEqual([schema]);
+    expectOneReceived(box, folder);
+  });
+
+  it('an unchanged report and schema, key order aside, resume the interrupted batch', async () => {
+    const box = await sandbox();
+    const folder = makeFolder();
+    const home = tempDir();
+    box.faults.add({ route: 'create', loseResponse: true, times: 6 });
+    expect((await deliverTo(box, folder, { home })).code).toBe(5);
+
+    // The same report, its keys written in another order (another JSON writer, say): the same meaning.
+    const { tool, files, totals } = REPORT;
+    writeFileSync(path.join(folder.dir, 'report.json'), JSON.stringify({ totals, files, tool }, null, 4));
+    const again = await deliverTo(box, folder, { home });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toContain('resuming an interrupted delivery');
+    expect(again.stderr).not.toContain('warning:');
+    expect(statuses(box)).toEqual(['received']);
+    expect(new Set(createKeys(box)).size).toBe(1);
   });
 });
 
