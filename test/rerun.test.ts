@@ -185,6 +185,51 @@ describe('re-runs after the report or schema changed', () => {
   });
 });
 
+describe('one API, several spellings', () => {
+  it('canonicalApi: scheme, lower-case host, every loopback name as one, no default port, no trailing slash', () => {
+    const canonical = (url: string) => canonicalApi(new URL(url));
+    const loopback = ['http://127.0.0.1:8787', 'http://localhost:8787/', 'http://LocalHost:8787', 'http://[::1]:8787/', 'http://127.0.0.2:8787'];
+    expect(new Set(loopback.map(canonical))).toEqual(new Set(['http://loopback:8787']));
+    const remote = ['https://api.example.com', 'https://API.Example.COM/', 'https://api.example.com:443', 'https://api.example.com//'];
+    expect(new Set(remote.map(canonical))).toEqual(new Set(['https://api.example.com']));
+    expect(canonical('https://api.example.com/bds/')).toBe('https://api.example.com/bds');
+    // Different APIs stay apart: scheme, port, path.
+    const apart = ['http://api.example.com', 'https://api.example.com', 'https://api.example.com:8443', 'https://api.example.com/v2', 'http://127.0.0.1:8788'];
+    expect(new Set(apart.map(canonical)).size).toBe(apart.length);
+  });
+
+  it('delivered via http://127.0.0.1:PORT, run again via http://localhost:PORT/: already delivered, nothing sent', async () => {
+    const box = await sandbox();
+    const folder = makeFolder();
+    const home = tempDir();
+    expect((await deliverTo(box, folder, { home })).code).toBe(0);
+    const before = box.requests.length;
+    const localhost = `${box.baseUrl.replace('127.0.0.1', 'localhost')}/`;
+    const again = await deliverTo(box, folder, { home, env: { BDS_BASE_URL: localhost } });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toMatch(/^Already delivered as bat_\w+ \(received\); nothing was sent\./);
+    expect(routesSince(box, before)).toEqual(['list']);
+    expect(statuses(box)).toEqual(['received']);
+  });
+
+  it('a delivery running via one spelling stops another via the other spelling with exit 6', async () => {
+    const box = await sandbox();
+    const folder = makeFolder();
+    const home = tempDir();
+    newSource(box);
+    box.faults.add({ route: 'upload', delayMs: 1500 });
+    const first = deliverTo(box, folder, { home, pid: 1001, http: { idleTimeoutMs: 5_000, headersTimeoutMs: 5_000 } });
+    while (count(box, 'upload') === 0) await new Promise((r) => setTimeout(r, 10));
+    const upperCase = `${box.baseUrl.replace('127.0.0.1', 'LOCALHOST')}/`;
+    const second = await deliverTo(box, folder, { home, pid: 1002, isProcessAlive: (pid) => pid === 1001, env: { BDS_BASE_URL: upperCase } });
+    expect(second.code).toBe(6);
+    expect(second.stderr).toContain('pid 1001');
+    expect((await first).code).toBe(0);
+    expect(count(box, 'create')).toBe(1);
+    expect(statuses(box)).toEqual(['received']);
+  });
+});
+
 describe('8. two bds processes at once', () => {
   function holdLock(box: Sandbox, home: string, source: string, pid: number): void {
     const records = new RecordStore(stateDir({ XDG_STATE_HOME: path.join(home, '.local', 'state') }, home));
