@@ -94,6 +94,51 @@ describe('5. re-runs', () => {
   });
 });
 
+describe('--skip-delivered: CI runners and other machines that keep no records', () => {
+  it('a period delivered from another file counts as delivered: exit 0, skipped, nothing sent, a warning for the count', async () => {
+    const box = await sandbox();
+    expect((await deliverTo(box, makeFolder({ records: 3 }))).code).toBe(0);
+    const [delivered] = box.store.batches();
+    const other = makeFolder({ records: 4 });
+
+    // A fresh HOME each run: no delivery record on this machine.
+    expect((await deliverTo(box, other)).code).toBe(4);
+    const before = box.requests.length;
+    const json = await deliverTo(box, other, { args: ['--skip-delivered', '--json'] });
+    expect(json.code, json.stderr).toBe(0);
+    expect(json.json()).toMatchObject({ batch: { id: delivered!.id, status: 'received' }, record_count: 4, skipped: true });
+    expect(json.stderr).toContain(
+      `warning: ${delivered!.id} counts 3 records, this file 4: it came from another file (--skip-delivered counts it as delivered)`,
+    );
+    const text = await deliverTo(box, other, { args: ['--skip-delivered'] });
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(new RegExp(`^Already delivered as ${delivered!.id} \\(received\\); nothing was sent\\.`));
+    const dryRun = await deliverTo(box, other, { args: ['--skip-delivered', '--dry-run'] });
+    expect(dryRun.stdout).toContain(`Would:     nothing: already delivered as ${delivered!.id} (received)`);
+    expect(routesSince(box, before)).toEqual(['list', 'list', 'list']);
+    expect(statuses(box)).toEqual(['received']);
+  });
+
+  it('the same file: no warning; a rejected or unfinished batch does not count', async () => {
+    const box = await sandbox();
+    const folder = makeFolder();
+    expect((await deliverTo(box, folder)).code).toBe(0);
+    const same = await deliverTo(box, folder, { args: ['--skip-delivered'] });
+    expect(same.code).toBe(0);
+    expect(same.stderr).not.toContain('warning:');
+    expect(same.stdout).toMatch(/^Already delivered as bat_\w+ \(received\)/);
+
+    box.store.setStatus(box.store.batches()[0]!.id, 'rejected');
+    box.faults.add({ route: 'upload', status: 400 });
+    expect((await deliverTo(box, folder, { args: ['--skip-delivered'] })).code).toBe(4);
+    expect(statuses(box)).toEqual(['awaiting_upload', 'rejected']);
+    const delivered = await deliverTo(box, folder, { args: ['--skip-delivered', '--json'] });
+    expect(delivered.code, delivered.stderr).toBe(0);
+    expect(delivered.json().skipped).toBe(false);
+    expect(statuses(box)).toEqual(['awaiting_upload', 'received', 'rejected']);
+  });
+});
+
 describe('re-runs after the report or schema changed', () => {
   /** The Idempotency-Key of each create the sandbox received, in order. */
   function createKeys(box: Sandbox): string[] {
