@@ -1,6 +1,6 @@
 // Re-runs and concurrent runs: the same command run again never delivers a second batch, a delivered period
 // from another file needs --force, a rejected batch does not block, and two runs at once do not both deliver.
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { RecordStore } from '../src/core/delivery/record-store.js';
@@ -9,13 +9,23 @@ import { canonicalApi } from '../src/core/api/url-rules.js';
 import { InterruptedError } from '../src/core/errors.js';
 import { stateDir } from '../src/core/settings/dirs.js';
 import type { Sandbox } from '../src/sandbox/emulator.js';
-import { count, deliverTo, expectOneReceived, makeFolder, newSource, REPORT, RECORDS_SCHEMA, sandbox, statuses, tempDir } from './helpers.js';
+import { count, deliverTo, expectOneReceived, makeFolder, newSource, REPORT, RECORDS_SCHEMA, sandbox, statuses, tempDir, type Folder } from './helpers.js';
 
 const PERIOD = '2024-05';
 
 /** Routes of the requests made since `from`. */
 function routesSince(box: Sandbox, from: number): string[] {
   return box.requests.slice(from).map((r) => r.route);
+}
+
+/** A delivery stopped by Ctrl-C while the storage host holds its upload: its record says `created`. */
+async function interruptedDuringUpload(box: Sandbox, folder: Folder, home: string): Promise<void> {
+  box.faults.add({ route: 'upload', hang: true });
+  const controller = new AbortController();
+  const running = deliverTo(box, folder, { home, signal: controller.signal });
+  while (count(box, 'upload') === 0) await new Promise((r) => setTimeout(r, 10));
+  controller.abort(new InterruptedError('SIGINT'));
+  expect((await running).code).toBe(130);
 }
 
 describe('5. re-runs', () => {
@@ -149,12 +159,7 @@ describe('re-runs after the report or schema changed', () => {
     const box = await sandbox();
     const folder = makeFolder();
     const home = tempDir();
-    box.faults.add({ route: 'upload', hang: true });
-    const controller = new AbortController();
-    const first = deliverTo(box, folder, { home, signal: controller.signal });
-    while (count(box, 'upload') === 0) await new Promise((r) => setTimeout(r, 10));
-    controller.abort(new InterruptedError('SIGINT'));
-    expect((await first).code).toBe(130);
+    await interruptedDuringUpload(box, folder, home);
     const [old] = box.store.batches();
 
     const fixed = { ...REPORT, totals: { rows_out: 3, reidentified: 0 } };
@@ -227,6 +232,31 @@ describe('re-runs after the report or schema changed', () => {
     expect(again.stderr).not.toContain('warning:');
     expect(statuses(box)).toEqual(['received']);
     expect(new Set(createKeys(box)).size).toBe(1);
+  });
+});
+
+describe('a delivery record that cannot be read', () => {
+  it('is set aside as <file>.corrupt with a warning, and the delivery goes on from the server\'s list', async () => {
+    const box = await sandbox();
+    const folder = makeFolder();
+    const home = tempDir();
+    await interruptedDuringUpload(box, folder, home);
+
+    const dir = path.join(home, '.local', 'state', 'bds', 'deliveries');
+    const [name] = readdirSync(dir).filter((f) => f.endsWith('.json'));
+    const file = path.join(dir, name!);
+    const corrupt = readFileSync(file, 'utf8').slice(0, 40);
+    writeFileSync(file, corrupt);
+
+    const again = await deliverTo(box, folder, { home });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toContain(
+      `warning: the delivery record ${file} could not be read; it was set aside as ${file}.corrupt and this delivery starts from the server's list`,
+    );
+    expect(readFileSync(`${file}.corrupt`, 'utf8')).toBe(corrupt);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ step: 'completed', status: 'received' });
+    expect(statuses(box)).toEqual(['awaiting_upload', 'received']);
+    expectOneReceived(box, folder);
   });
 });
 
