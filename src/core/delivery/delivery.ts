@@ -290,9 +290,9 @@ export class Delivery {
     } catch {
       throw new UsageError(`${dataFile} disappeared during the delivery; nothing was confirmed`);
     }
-    if (now.size !== source.size || now.mtimeMs !== source.mtimeMs || now.ctimeMs !== source.ctimeMs) {
-      throw this.changedError('its size or modification time');
-    }
+    if (now.size !== source.size || now.mtimeMs !== source.mtimeMs) throw this.changedError('its size or modification time');
+    // Written in place with its modification time set back (a copy that keeps times, say): only ctime moves.
+    if (now.ctimeMs !== source.ctimeMs) throw this.changedError('its change time: it was rewritten in place');
   }
 
   private changedError(what: string): UsageError {
