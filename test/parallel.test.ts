@@ -1,0 +1,254 @@
+// The parallel building blocks: the worker pool and its in-order results.
+// Worker threads run dist/ (npm test builds it first). No assertion depends on timing.
+import os from 'node:os';
+import { constants as zlibConstants, deflateRawSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkWholeLines, JsonLinesChecker } from '../src/delivery/jsonl.js';
+import { InOrder, WorkerPool, workerScript } from '../src/core/delivery/parallel/pool.js';
+import { runTask } from '../src/core/delivery/parallel/worker.js';
+
+/** A small seeded PRNG (mulberry32), so that every run sees the same data. */
+function random(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** About `bytes` of JSON Lines that compress like real records (ids, numbers, repeated keys, some text). */
+function jsonLines(bytes: number, seed = 1): Buffer {
+  const next = random(seed);
+  const lines: string[] = [];
+  let size = 0;
+  for (let n = 0; size < bytes; n++) {
+    const line = JSON.stringify({
+      id: Math.floor(next() * 2 ** 48).toString(16),
+      n,
+      amount: Math.round(next() * 1e6) / 100,
+      customer: `c-${Math.floor(next() * 5000)}`,
+      tags: ['a', 'b', 'é日本'].slice(0, Math.floor(next() * 4)),
+      note: next() < 0.2 ? 'said "hi"\n then left' : null,
+    });
+    lines.push(line);
+    size += line.length + 1;
+  }
+  return Buffer.from(`${lines.join('\n')}\n`);
+}
+
+let pool1: WorkerPool;
+let pool4: WorkerPool;
+beforeAll(() => {
+  pool1 = new WorkerPool({ workers: 1 });
+  pool4 = new WorkerPool({ workers: 4 });
+});
+afterAll(async () => {
+  await pool1.close();
+  await pool4.close();
+});
+
+/** Runs `body` with a pool whose workers run `source` (the single-executable path), then closes it. */
+async function withEvalWorkers<T>(source: string, body: (pool: WorkerPool) => Promise<T>): Promise<T> {
+  const global = globalThis as { __bdsWorkerSource?: string };
+  global.__bdsWorkerSource = source;
+  const pool = new WorkerPool({ workers: 2 });
+  try {
+    return await body(pool);
+  } finally {
+    delete global.__bdsWorkerSource;
+    await pool.close();
+  }
+}
+
+describe('checkWholeLines', () => {
+  /** JsonLinesChecker's verdict on the same bytes: the record count or the error message. */
+  function reference(text: string): string {
+    const checker = new JsonLinesChecker('f');
+    try {
+      checker.push(Buffer.from(text));
+      return `records ${checker.end()}`;
+    } catch (error) {
+      return (error as Error).message;
+    }
+  }
+  function verdict(text: string): string {
+    const result = checkWholeLines(Buffer.from(text));
+    if (!result.bad) return `records ${result.records}`;
+    return `f line ${result.bad.line} ${result.bad.what === 'not-object' ? 'is not a JSON object' : 'is not valid JSON'}`;
+  }
+
+  it('agrees with JsonLinesChecker, line numbers included', () => {
+    const inputs = [
+      '',
+      '\n',
+      '{}',
+      '{}\n',
+      '{"a":1}\n\n{"b":[1,2,{"c":"x\\"y"}]}\n   \n{"d":null}',
+      '{"a":1}\r\n{"b":2}\r\n',
+      '{"a":1}\n  \t\r',
+      '{"a":1}\n{"b":"\\u00e9"}\n[1]\n{"c":2}\n',
+      '{"a":1}\n{"b":2\n{"c":3}\n',
+      '\n\n{"a":"unterminated\n',
+      '{"a":1}\n{"a":1} x\n',
+      '{"a":1}\n{"a":1',
+      '{"a":1}\n{"a":"\\u00',
+      '{"a":01}',
+      ' {"a":1}}',
+      'null\n',
+      `{"deep":${'['.repeat(3000)}${']'.repeat(3000)}}\n{"deep":${'['.repeat(3000)}${']'.repeat(2999)}}\n`,
+    ];
+    for (const input of inputs) expect(verdict(input), JSON.stringify(input.slice(0, 40))).toBe(reference(input));
+  });
+
+  it('counts every line, empty ones and a last one without its newline included', () => {
+    expect(checkWholeLines(Buffer.from(''))).toEqual({ records: 0, lines: 0 });
+    expect(checkWholeLines(Buffer.from('\n\n'))).toEqual({ records: 0, lines: 2 });
+    expect(checkWholeLines(Buffer.from('{}\n\n{}\n'))).toEqual({ records: 2, lines: 3 });
+    expect(checkWholeLines(Buffer.from('{}\n{}'))).toEqual({ records: 2, lines: 2 });
+    expect(checkWholeLines(Buffer.from('{}\n '))).toEqual({ records: 1, lines: 2 });
+    expect(checkWholeLines(Buffer.from('{}\r\n\r\n{}\r\n'))).toEqual({ records: 2, lines: 3 });
+    expect(checkWholeLines(Buffer.from('{}\n\n[]\n{}\n'))).toEqual({ records: 1, lines: 3, bad: { line: 3, what: 'not-object' } });
+  });
+});
+
+describe('worker tasks', () => {
+  it('deflates a block exactly as zlib does, primed with its dictionary', () => {
+    const input = jsonLines(100_000);
+    const buffer = new ArrayBuffer(input.length);
+    new Uint8Array(buffer).set(input);
+    const result = runTask({ kind: 'deflate', buffer, dataOffset: 40_000, dataLength: 60_000, dictionaryLength: 32_768, level: 6, last: false });
+    const expected = deflateRawSync(input.subarray(40_000, 100_000), {
+      level: 6,
+      dictionary: input.subarray(40_000 - 32_768, 40_000),
+      finishFlush: zlibConstants.Z_SYNC_FLUSH,
+    });
+    expect('output' in result && Buffer.from(result.output).equals(expected)).toBe(true);
+    expect(result.buffer).toBe(buffer);
+  });
+
+  it('rejects an unknown task', () => {
+    expect(() => runTask({ kind: 'nonsense' } as never)).toThrow('unknown task kind: nonsense');
+  });
+});
+
+describe('WorkerPool', () => {
+  it('runs tasks on workers, transferring buffers both ways', async () => {
+    const text = Buffer.from('{"a":1}\n\n{"b":2}\n');
+    const buffer = new ArrayBuffer(64);
+    new Uint8Array(buffer).set(text);
+    const result = await pool4.run({ kind: 'lines', buffer, length: text.length }, [buffer]);
+    expect(buffer.byteLength).toBe(0); // it moved to the worker
+    expect(result).toMatchObject({ records: 2, lines: 3 });
+    expect(result.buffer.byteLength).toBe(64); // and came back
+  });
+
+  it('runs many more tasks than workers, each with its own result', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 40 }, (_, n) => {
+        const text = Buffer.from('{}\n'.repeat(n));
+        const buffer = new Uint8Array(text).buffer;
+        return pool4.run({ kind: 'lines', buffer, length: text.length }, [buffer]);
+      }),
+    );
+    expect(results.map((result) => result.records)).toEqual(Array.from({ length: 40 }, (_, n) => n));
+  });
+
+  it("rejects a task that throws in the worker, and goes on with the others", async () => {
+    const buffer = new ArrayBuffer(10);
+    const task = { kind: 'deflate', buffer, dataOffset: 0, dataLength: 10, dictionaryLength: 0, level: 42, last: true } as const;
+    await expect(pool1.run(task)).rejects.toThrow(/level/);
+    await expect(pool1.run({ kind: 'nonsense' } as never)).rejects.toThrow('unknown task kind: nonsense');
+    const ok = new ArrayBuffer(3);
+    new Uint8Array(ok).set(Buffer.from('{}\n'));
+    await expect(pool1.run({ kind: 'lines', buffer: ok, length: 3 }, [ok])).resolves.toMatchObject({ records: 1 });
+  });
+
+  it('rejects every task when a worker dies, and every task after that', async () => {
+    await withEvalWorkers('throw new Error("boom at start")', async (pool) => {
+      const tasks = [1, 2, 3].map(() => pool.run({ kind: 'lines', buffer: new ArrayBuffer(0), length: 0 }));
+      for (const task of tasks) await expect(task).rejects.toThrow('boom at start');
+      await expect(pool.run({ kind: 'lines', buffer: new ArrayBuffer(0), length: 0 })).rejects.toThrow('boom at start');
+    });
+    await withEvalWorkers('process.exit(3)', async (pool) => {
+      await expect(pool.run({ kind: 'lines', buffer: new ArrayBuffer(0), length: 0 })).rejects.toThrow('exit code 3');
+    });
+  });
+
+  it('runs the embedded worker source when the single-executable build sets one', async () => {
+    const echo = `const { parentPort } = require('node:worker_threads');
+      parentPort.on('message', ({ id, task }) => parentPort.postMessage({ id, result: { records: task.length, lines: -1, buffer: task.buffer } }));`;
+    const result = await withEvalWorkers(echo, (pool) => pool.run({ kind: 'lines', buffer: new ArrayBuffer(0), length: 7 }));
+    expect(result).toMatchObject({ records: 7, lines: -1 });
+  });
+
+  it('rejects tasks after close()', async () => {
+    const pool = new WorkerPool({ workers: 1 });
+    const running = expect(pool.run({ kind: 'lines', buffer: new ArrayBuffer(0), length: 0 })).rejects.toThrow('closed');
+    await pool.close();
+    await running;
+    await expect(pool.run({ kind: 'lines', buffer: new ArrayBuffer(0), length: 0 })).rejects.toThrow('closed');
+  });
+
+  it('finds the compiled worker beside a compiled module, and in dist/ for a TypeScript one', () => {
+    expect(workerScript('file:///app/dist/core/delivery/parallel/pool.js').href).toBe('file:///app/dist/core/delivery/parallel/worker.js');
+    const source = new URL('../src/core/delivery/parallel/pool.ts', import.meta.url).href;
+    expect(workerScript(source).href).toBe(new URL('../dist/core/delivery/parallel/worker.js', import.meta.url).href);
+    expect(() => workerScript('file:///nowhere/src/core/pool.ts')).toThrow('npm run build');
+  });
+
+  it('refuses a senseless size', () => {
+    expect(() => new WorkerPool({ workers: 0 })).toThrow(RangeError);
+    expect(new WorkerPool().size).toBe(os.availableParallelism());
+  });
+});
+
+describe('InOrder', () => {
+  function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void; reject: (error: Error) => void } {
+    let resolve!: (value: T) => void;
+    let reject!: (error: Error) => void;
+    const promise = new Promise<T>((yes, no) => {
+      resolve = yes;
+      reject = no;
+    });
+    return { promise, resolve, reject };
+  }
+
+  it('takes results in the order added, whatever order they settle in, at most `limit` pending', async () => {
+    const taken: number[] = [];
+    const inOrder = new InOrder<number>(2, (n) => {
+      taken.push(n);
+    });
+    const tasks = [0, 1, 2, 3].map(() => deferred<number>());
+    await inOrder.add(tasks[0]!.promise);
+    await inOrder.add(tasks[1]!.promise);
+    expect(inOrder.pending).toBe(2);
+    let added = false;
+    const third = inOrder.add(tasks[2]!.promise).then(() => (added = true));
+    tasks[2]!.resolve(2);
+    tasks[1]!.resolve(1);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(added).toBe(false); // the oldest is still running: no room, nothing taken
+    expect(taken).toEqual([]);
+    tasks[0]!.resolve(0);
+    await third;
+    expect(taken).toEqual([0, 1, 2]); // what was done at the front was taken at once
+    await inOrder.add(tasks[3]!.promise);
+    tasks[3]!.resolve(3);
+    await inOrder.drain();
+    expect(taken).toEqual([0, 1, 2, 3]);
+  });
+
+  it("throws an earlier task's failure before a later one's, and reports nothing unhandled", async () => {
+    const inOrder = new InOrder<number>(10, () => {});
+    const first = deferred<number>();
+    const second = deferred<number>();
+    await inOrder.add(first.promise);
+    await inOrder.add(second.promise);
+    second.reject(new Error('second'));
+    await new Promise((resolve) => setImmediate(resolve));
+    first.reject(new Error('first'));
+    await expect(inOrder.drain()).rejects.toThrow('first');
+  });
+});
+
