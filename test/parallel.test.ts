@@ -1,9 +1,16 @@
-// The parallel building blocks: the worker pool and its in-order results.
+// The parallel building blocks: the worker pool and its in-order results, and the parallel gzip (the same
+// bytes whatever the number of workers, a valid gzip for every tool at hand, gzipSync's bytes for one block).
 // Worker threads run dist/ (npm test builds it first). No assertion depends on timing.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { constants as zlibConstants, deflateRawSync } from 'node:zlib';
+import path from 'node:path';
+import { Readable, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { constants as zlibConstants, deflateRawSync, gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkWholeLines, JsonLinesChecker } from '../src/delivery/jsonl.js';
+import { BLOCK_BYTES, createParallelGzip, gzipHeader, type ParallelGzipOptions } from '../src/core/delivery/parallel/gzip.js';
 import { InOrder, WorkerPool, workerScript } from '../src/core/delivery/parallel/pool.js';
 import { runTask } from '../src/core/delivery/parallel/worker.js';
 
@@ -35,6 +42,16 @@ function jsonLines(bytes: number, seed = 1): Buffer {
     size += line.length + 1;
   }
   return Buffer.from(`${lines.join('\n')}\n`);
+}
+
+/** The input cut into chunks of seeded random sizes up to `max`. */
+function* chunks(input: Buffer, max: number, seed = 7): Generator<Buffer> {
+  const next = random(seed);
+  for (let at = 0; at < input.length; ) {
+    const size = 1 + Math.floor(next() * max);
+    yield input.subarray(at, at + size);
+    at += size;
+  }
 }
 
 let pool1: WorkerPool;
@@ -249,6 +266,95 @@ describe('InOrder', () => {
     await new Promise((resolve) => setImmediate(resolve));
     first.reject(new Error('first'));
     await expect(inOrder.drain()).rejects.toThrow('first');
+  });
+});
+
+describe('createParallelGzip', () => {
+  async function gzipWith(pool: WorkerPool, input: Buffer, options: ParallelGzipOptions = {}, maxChunk = 100_000): Promise<Buffer> {
+    const out: Buffer[] = [];
+    await pipeline(
+      Readable.from(chunks(input, maxChunk)),
+      createParallelGzip(pool, options),
+      new Writable({
+        write(chunk: Buffer, _encoding, callback) {
+          out.push(chunk);
+          callback();
+        },
+      }),
+    );
+    return Buffer.concat(out);
+  }
+
+  const input = jsonLines(6 * BLOCK_BYTES + 12_345);
+
+  it('gives the same bytes with 1 and 4 workers, however the input arrives', async () => {
+    const one = await gzipWith(pool1, input);
+    const four = await gzipWith(pool4, input, {}, 7_000);
+    expect(four.equals(one)).toBe(true);
+    expect(gunzipSync(one).equals(input)).toBe(true);
+    // Blocks really were joined: the result is a single member, a little larger than one stream would be.
+    expect(one.length).toBeGreaterThan(gzipSync(input).length);
+    expect(one.length).toBeLessThan(gzipSync(input).length * 1.01);
+  });
+
+  it('gives the same bytes with 1 and 4 workers with many small blocks in flight', async () => {
+    const options = { blockBytes: 32 << 10, maxInFlight: 16 };
+    const one = await gzipWith(pool1, input, options);
+    const four = await gzipWith(pool4, input, options, 3_000);
+    expect(four.equals(one)).toBe(true);
+    expect(gunzipSync(four).equals(input)).toBe(true);
+  });
+
+  it("gives gzipSync's exact bytes for an input of one block or less", async () => {
+    for (const size of [0, 1, 1000, BLOCK_BYTES]) {
+      const small = jsonLines(size).subarray(0, size);
+      expect((await gzipWith(pool4, small)).equals(gzipSync(small)), `${size} bytes`).toBe(true);
+    }
+    const small = jsonLines(50_000);
+    for (const level of [0, 1, 2, 5, 9]) {
+      expect((await gzipWith(pool4, small, { level })).equals(gzipSync(small, { level })), `level ${level}`).toBe(true);
+    }
+    expect(gzipHeader(6).equals(gzipSync(Buffer.alloc(0)).subarray(0, 10))).toBe(true);
+  });
+
+  it('is valid at every block boundary', async () => {
+    for (const size of [BLOCK_BYTES + 1, 2 * BLOCK_BYTES, 2 * BLOCK_BYTES + 1]) {
+      const exact = jsonLines(size).subarray(0, size);
+      const gz = await gzipWith(pool4, exact);
+      expect(gunzipSync(gz).equals(exact), `${size} bytes`).toBe(true);
+    }
+  });
+
+  const tools = {
+    gzip: spawnSync('gzip', ['--version']).status === 0,
+    python3: spawnSync('python3', ['-c', 'import gzip']).status === 0,
+  };
+
+  it.skipIf(!tools.gzip)('passes gzip -t, and zcat gives the input back', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'bds-parallel-'));
+    const file = path.join(dir, 'data.jsonl.gz');
+    writeFileSync(file, await gzipWith(pool4, input));
+    execFileSync('gzip', ['-t', file]);
+    expect(execFileSync('gzip', ['-dc', file], { maxBuffer: 64 << 20 }).equals(input)).toBe(true);
+  });
+
+  it.skipIf(!tools.python3)("passes Python's gzip module", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'bds-parallel-'));
+    const file = path.join(dir, 'data.jsonl.gz');
+    writeFileSync(file, await gzipWith(pool4, input));
+    const script = 'import gzip, sys; sys.stdout.buffer.write(gzip.open(sys.argv[1]).read())';
+    expect(execFileSync('python3', ['-c', script, file], { maxBuffer: 64 << 20 }).equals(input)).toBe(true);
+  });
+
+  it('fails the stream when a worker fails', async () => {
+    await withEvalWorkers('process.exit(5)', async (pool) => {
+      await expect(gzipWith(pool, input)).rejects.toThrow('exit code 5');
+    });
+  });
+
+  it('refuses a level or a block size it cannot honour', () => {
+    expect(() => createParallelGzip(pool1, { level: 10 })).toThrow(RangeError);
+    expect(() => createParallelGzip(pool1, { blockBytes: 1000 })).toThrow(RangeError);
   });
 });
 
