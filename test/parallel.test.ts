@@ -1,5 +1,6 @@
-// The parallel building blocks: the worker pool and its in-order results, and the parallel gzip (the same
-// bytes whatever the number of workers, a valid gzip for every tool at hand, gzipSync's bytes for one block).
+// The parallel building blocks: the worker pool and its in-order results, the parallel gzip (the same bytes
+// whatever the number of workers, a valid gzip for every tool at hand, gzipSync's bytes for one block) and
+// the parallel JSON Lines check (JsonLinesChecker's verdicts and errors, the first bad line in file order).
 // Worker threads run dist/ (npm test builds it first). No assertion depends on timing.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -9,8 +10,9 @@ import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { constants as zlibConstants, deflateRawSync, gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkWholeLines, JsonLinesChecker } from '../src/delivery/jsonl.js';
+import { checkWholeLines, JsonLinesChecker, MAX_LINE_BYTES } from '../src/delivery/jsonl.js';
 import { BLOCK_BYTES, createParallelGzip, gzipHeader, type ParallelGzipOptions } from '../src/core/delivery/parallel/gzip.js';
+import { CHUNK_BYTES, ParallelLinesChecker, type ParallelLinesOptions } from '../src/core/delivery/parallel/lines.js';
 import { InOrder, WorkerPool, workerScript } from '../src/core/delivery/parallel/pool.js';
 import { runTask } from '../src/core/delivery/parallel/worker.js';
 
@@ -358,3 +360,146 @@ describe('createParallelGzip', () => {
   });
 });
 
+describe('ParallelLinesChecker', () => {
+  /** The parallel check's verdict: the record count or the error message (and hint). */
+  async function check(pool: WorkerPool, input: Buffer, options: ParallelLinesOptions = {}, maxChunk = 1000): Promise<string> {
+    const checker = new ParallelLinesChecker(pool, 'f', options);
+    try {
+      for (const chunk of chunks(input, maxChunk)) await checker.push(chunk);
+      return `records ${await checker.end()}`;
+    } catch (error) {
+      return (error as Error).message;
+    }
+  }
+  function reference(input: Buffer): string {
+    const checker = new JsonLinesChecker('f');
+    try {
+      checker.push(input);
+      return `records ${checker.end()}`;
+    } catch (error) {
+      return (error as Error).message;
+    }
+  }
+  const small: ParallelLinesOptions = { chunkBytes: 256, maxInFlight: 12 };
+
+  it('counts the records of a large input checked in many chunks at once', async () => {
+    const input = jsonLines(3 * CHUNK_BYTES + 1000);
+    const records = input.toString().split('\n').filter((line) => line !== '').length;
+    expect(await check(pool4, input, {}, 1 << 20)).toBe(`records ${records}`);
+    expect(await check(pool4, input, { chunkBytes: 4096, maxInFlight: 16 }, 50_000)).toBe(`records ${records}`);
+  });
+
+  it('agrees with JsonLinesChecker on empty lines, CRLF, a last line without newline, line numbers across chunks', async () => {
+    const inputs = [
+      '',
+      '\n\n\n',
+      '{"a":1}',
+      '{"a":1}\n\n\n{"b":2}\n   \n',
+      '{"a":1}\r\n{"b":2}\r\n\r\n{"c":3}',
+      '{"a":1}\n{"a":1}\n  \t',
+      '{"a":1}\n{"b":2\n{"c":3}\n',
+      '{"a":1}\n{"b":2}\n{"c":',
+      '{"a":1}\n\n[1]\n',
+    ];
+    const filler = '{"x":"' + 'y'.repeat(90) + '"}\n';
+    for (const text of inputs) {
+      // Alone, and after hundreds of lines (many chunks of 256 bytes before it, cut anywhere).
+      for (const input of [Buffer.from(text), Buffer.from(filler.repeat(300) + '\n'.repeat(7) + text)]) {
+        for (const maxChunk of [1, 13, 1000]) {
+          if (maxChunk === 1 && input.length > 1000) continue;
+          expect(await check(pool4, input, small, maxChunk), `${JSON.stringify(text)} by ${maxChunk}`).toBe(reference(input));
+        }
+      }
+    }
+  });
+
+  it('numbers a bad line right wherever it falls among the chunks', async () => {
+    const lines = jsonLines(40_000).toString().split('\n');
+    for (const at of [0, 1, 2, 37, 100, 101, 250]) {
+      const bad = [...lines.slice(0, at), '{"broken":', ...lines.slice(at)].join('\n');
+      const input = Buffer.from(bad);
+      const expected = `f line ${at + 1} is not valid JSON`;
+      expect(reference(input)).toBe(expected);
+      expect(await check(pool4, input, small, 777)).toBe(expected);
+    }
+  });
+
+  it('reports the first bad line in file order, even when a later one is found first', async () => {
+    // A first chunk of 2 MiB with its bad line at the very end, then a small chunk bad from its first
+    // line: with 4 workers the second is likely done first. The answer must not depend on it.
+    const heavy = jsonLines(2 << 20);
+    const heavyLines = heavy.toString().split('\n').length - 1;
+    const two = Buffer.concat([heavy, Buffer.from('[1]\nx\n{}\n')]);
+    expect(reference(two)).toBe(`f line ${heavyLines + 1} is not a JSON object`);
+    for (let run = 0; run < 5; run++) {
+      expect(await check(pool4, two, { chunkBytes: heavy.length + 4, maxInFlight: 4 }, 1 << 20)).toBe(reference(two));
+    }
+    // 4 MiB of good lines, a bad one, then 30 chunks of 1 MiB each with a bad line early on (quick to find,
+    // so these finish before the slow chunks still running on the other workers).
+    const parts = [jsonLines(4 << 20), Buffer.from('[1]\n')];
+    for (let n = 0; n < 30; n++) parts.push(Buffer.from('x\n'), jsonLines(200_000, n));
+    const many = Buffer.concat(parts);
+    for (let run = 0; run < 3; run++) {
+      expect(await check(pool4, many, { chunkBytes: 1 << 20, maxInFlight: 40 }, 1 << 20)).toBe(reference(many));
+    }
+    // Tiny chunks, each with a bad line, many in flight at once: still the first.
+    const tiny = Buffer.from(Array.from({ length: 200 }, (_, n) => `{"n":${n}}\n{"n":${n}},\n`).join(''));
+    for (let run = 0; run < 5; run++) expect(await check(pool4, tiny, { chunkBytes: 64, maxInFlight: 50 }, 500)).toBe('f line 2 is not valid JSON');
+  });
+
+  it('throws the same UsageError as JsonLinesChecker, and again on every later call', async () => {
+    const checker = new ParallelLinesChecker(pool4, 'data.jsonl');
+    await checker.push(Buffer.from('{}\n"no"\n'));
+    type Failure = Error & { hint?: string; exitCode?: number };
+    const error = (await checker.end().then(
+      () => undefined,
+      (caught: unknown) => caught,
+    )) as Failure;
+    let expected: Failure | undefined;
+    try {
+      const reference = new JsonLinesChecker('data.jsonl');
+      reference.push(Buffer.from('{}\n"no"\n'));
+    } catch (caught) {
+      expected = caught as Failure;
+    }
+    expect(error).toBeInstanceOf(expected!.constructor);
+    expect({ message: error.message, hint: error.hint, exitCode: error.exitCode }).toEqual({
+      message: expected!.message,
+      hint: expected!.hint,
+      exitCode: expected!.exitCode,
+    });
+    await expect(checker.push(Buffer.from('{}\n'))).rejects.toBe(error);
+  });
+
+  it('accepts a line of exactly 64 MiB and refuses one byte more, with its line number', async () => {
+    const head = Buffer.from('{"a":1}\n\n');
+    const line = (size: number): Buffer => {
+      const bytes = Buffer.alloc(size, 0x61);
+      bytes.write('{"big":"');
+      bytes.write('"}', size - 2);
+      return bytes;
+    };
+    const exact = Buffer.concat([head, line(MAX_LINE_BYTES), Buffer.from('\n{"b":2}\n')]);
+    expect(await check(pool4, exact, {}, 1 << 20)).toBe('records 3');
+    const over = Buffer.concat([head, line(MAX_LINE_BYTES + 1), Buffer.from('\n{"b":2}\n')]);
+    expect(await check(pool4, over, {}, 1 << 20)).toBe('f line 3 is longer than 64 MiB');
+    // Also without its newline at the end of the file, and behind a bad line, which comes first.
+    expect(await check(pool4, Buffer.concat([head, line(MAX_LINE_BYTES + 1)]), {}, 1 << 20)).toBe('f line 3 is longer than 64 MiB');
+    const badFirst = Buffer.concat([Buffer.from('{"a":1}\n[]\n'), line(MAX_LINE_BYTES + 1)]);
+    expect(await check(pool4, badFirst, {}, 1 << 20)).toBe('f line 2 is not a JSON object');
+  });
+
+  it('rejects when a worker fails', async () => {
+    await withEvalWorkers('process.exit(4)', async (pool) => {
+      expect(await check(pool, jsonLines(5000), small)).toMatch('exit code 4');
+    });
+  });
+
+  it('asks for each push to be awaited', async () => {
+    const checker = new ParallelLinesChecker(pool1, 'f', { chunkBytes: 16 });
+    const first = checker.push(Buffer.from('{}\n'.repeat(100)));
+    await expect(checker.push(Buffer.from('{}\n'))).rejects.toThrow('await each push');
+    await first;
+    expect(await checker.end()).toBe(100);
+  });
+});
