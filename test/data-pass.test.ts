@@ -3,12 +3,13 @@
 // and gzip data with something after its end.
 
 import { spawn } from 'node:child_process';
-import { appendFileSync, chmodSync, readdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { gzipSync } from 'node:zlib';
+import { createHash, randomBytes } from 'node:crypto';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { deliver } from '../src/index.js';
-import { BIN, count, deliverTo, expectOneReceived, makeFolder, newSource, sandbox, sandboxEnv, tempDir } from './helpers.js';
+import { BIN, count, deliverTo, expectOneReceived, makeFolder, newSource, run, sandbox, sandboxEnv, tempDir } from './helpers.js';
 
 const runningAsRoot = process.getuid?.() === 0;
 
@@ -24,6 +25,48 @@ function spawnAsNobody(argv: string[], env: Record<string, string>, home: string
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
 }
+
+/** Lines of random hex: they barely compress, so a few MiB of .gz take a moment to make. */
+function hexLines(count: number, bad?: { at: number; line: string }): string[] {
+  return Array.from({ length: count }, (_, i) =>
+    bad && i === bad.at - 1 ? bad.line : JSON.stringify({ id: i, token: randomBytes(48).toString('hex') }),
+  );
+}
+
+describe('the data pass over a large file (worker threads)', () => {
+  it('counts and checks a .gz of more than 4 MiB on workers, naming the first bad line of the file', async () => {
+    const box = await sandbox();
+    const good = makeFolder({ lines: hexLines(90_000) });
+    expect(statSync(good.dataFile).size).toBeGreaterThan(4 << 20);
+    const res = await deliverTo(box, good, { args: ['--json'] });
+    expect(res.stderr).not.toContain('bds:');
+    expect(res.json()).toMatchObject({ record_count: 90_000, sha256: good.sha256 });
+    expectOneReceived(box, good);
+    const bad = makeFolder({ lines: hexLines(90_000, { at: 81_234, line: '{"id": 81234, "token": "cut short' }) });
+    const refused = await deliverTo(await sandbox(), bad);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`bds: ${path.basename(bad.dataFile)} line 81234 is not valid JSON`);
+  });
+
+  it('gzips a plain .jsonl of more than 4 MiB on every core into one valid gzip member; deliver after check makes the same bytes', async () => {
+    const box = await sandbox();
+    const lines = hexLines(50_000);
+    const folder = makeFolder({ plain: true, lines });
+    const home = tempDir();
+    const checked = await run(['check', folder.dir, '--period', '2024-05', '--json'], { home });
+    expect(checked.code).toBe(0);
+    const res = await deliverTo(box, folder, { home, args: ['--json'] });
+    expect(res.stderr).toContain('remembered from an earlier pass');
+    expect(res.json().sha256).toBe(checked.json().sha256);
+    const [batch] = box.store.batches();
+    const stored = box.store.uploadedBytes(batch!.id)!;
+    expect(createHash('sha256').update(stored).digest('hex')).toBe(res.json().sha256);
+    expect(gunzipSync(stored).toString()).toBe(lines.map((l) => `${l}\n`).join(''));
+    // A fresh machine (no remembered pass) gzips it into its temp copy to the very same bytes.
+    const fresh = await deliverTo(await sandbox(), folder, { args: ['--json', '--force'] });
+    expect(fresh.json().sha256).toBe(res.json().sha256);
+  });
+});
 
 describe('the data pass', () => {
   it.skipIf(!runningAsRoot)('a plain .jsonl that cannot be read is exit 2 with JSON under --json, and leaves no lock', async () => {

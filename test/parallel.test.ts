@@ -10,7 +10,7 @@ import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { constants as zlibConstants, deflateRawSync, gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkWholeLines, JsonLinesChecker, MAX_LINE_BYTES } from '../src/delivery/jsonl.js';
+import { checkWholeLines, JsonLinesChecker, MAX_LINE_BYTES } from '../src/core/delivery/jsonl.js';
 import { BLOCK_BYTES, createParallelGzip, gzipHeader, type ParallelGzipOptions } from '../src/core/delivery/parallel/gzip.js';
 import { CHUNK_BYTES, ParallelLinesChecker, type ParallelLinesOptions } from '../src/core/delivery/parallel/lines.js';
 import { InOrder, WorkerPool, workerScript } from '../src/core/delivery/parallel/pool.js';

@@ -1,17 +1,23 @@
 // The one pass over the data file: hash the exact bytes that will be uploaded, inflate, count the records
-// and check that each is a JSON object. A plain .jsonl is gzipped in the same pass: into a temp copy when a
-// delivery will upload it, or only hashed (check); openUpload() gzips it again on the way when there is no
-// copy, with the same deterministic gzip, so the bytes are the ones hashed here.
+// and check that each is a JSON object. This thread reads, hashes and feeds zlib (which inflates on libuv's
+// threads); the lines are checked on worker threads (parallel/). A plain .jsonl is gzipped on every core in
+// the same pass (parallel/gzip.ts, the same bytes on any number of cores): into a temp copy when a delivery
+// will upload it, or only hashed (check); openUpload() gzips it again on the way when there is no copy, so
+// the bytes are the ones hashed here.
 
 import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream, promises as fs, type Stats } from 'node:fs';
 import path from 'node:path';
 import { Transform, Writable, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { constants as zlibConstants, createGunzip, createGzip } from 'node:zlib';
+import os from 'node:os';
+import { createGunzip } from 'node:zlib';
 import { errnoCode } from '../checks.js';
 import { UsageError } from '../errors.js';
 import { JsonLinesChecker } from './jsonl.js';
+import { createParallelGzip } from './parallel/gzip.js';
+import { ParallelLinesChecker } from './parallel/lines.js';
+import { InlineRunner, WorkerPool, type TaskRunner } from './parallel/pool.js';
 import { identityOf, type PassCache } from './pass-cache.js';
 
 /** The file read for the upload, and what it was when checked: it must not change before the upload ends. */
@@ -70,25 +76,49 @@ function passThrough(see: (chunk: Buffer) => void): Transform {
   });
 }
 
-function checker(lines: JsonLinesChecker, collectGarbage: (() => void) | undefined): Writable {
+/**
+ * The line check of a pass: on the worker pool for a large file, so that it runs off the thread that reads,
+ * hashes and feeds zlib; in this thread for a small one, where starting workers costs more than it saves.
+ * Either way the same validator and the same errors.
+ */
+interface LineCheck {
+  push(chunk: Buffer): Promise<void>;
+  /** The record count, once every line is checked. */
+  end(): Promise<number>;
+}
+
+function lineCheck(fileName: string, runner: TaskRunner): LineCheck {
+  if (runner instanceof WorkerPool) {
+    const parallel = new ParallelLinesChecker(runner, fileName);
+    return { push: (chunk) => parallel.push(chunk), end: () => parallel.end() };
+  }
+  const inline = new JsonLinesChecker(fileName);
+  return { push: async (chunk) => inline.push(chunk), end: async () => inline.end() };
+}
+
+/** A file this large or larger is checked and gzipped on worker threads. */
+const PARALLEL_FROM = 4 << 20;
+/** Workers at most: beyond this, more threads cost memory and gain little (the reader is one thread). */
+const MAX_WORKERS = 8;
+
+function runnerFor(size: number): TaskRunner {
+  return size >= PARALLEL_FROM ? new WorkerPool({ workers: Math.min(os.availableParallelism(), MAX_WORKERS) }) : new InlineRunner();
+}
+
+/** The end of the pipeline for inflated (or plain) bytes: each chunk to the line check, with memory kept flat. */
+function checkedSink(lines: LineCheck, collectGarbage: (() => void) | undefined): Writable {
   let sinceCollection = 0;
   return new Writable({
     highWaterMark: 4 * READ_CHUNK,
     write(chunk: Buffer, _encoding, callback) {
-      // Deferred, so that zlib starts inflating the next chunk (on the thread pool) before we check this one.
-      setImmediate(() => {
-        try {
-          lines.push(chunk);
-          sinceCollection += chunk.length;
-          if (sinceCollection >= COLLECT_EVERY) {
-            sinceCollection = 0;
-            collectGarbage?.();
-          }
-          callback();
-        } catch (error) {
-          callback(error as Error);
+      lines.push(chunk).then(() => {
+        sinceCollection += chunk.length;
+        if (sinceCollection >= COLLECT_EVERY) {
+          sinceCollection = 0;
+          collectGarbage?.();
         }
-      });
+        callback();
+      }, callback);
     },
   });
 }
@@ -128,7 +158,8 @@ export async function scanDataFile(file: string, { tmpDir, signal, collectGarbag
   }
 
   const hash = createHash('sha256');
-  const lines = new JsonLinesChecker(name);
+  const runner = runnerFor(before.size);
+  const lines = lineCheck(name, runner);
   let read = 0;
   const counted = passThrough((chunk) => {
     read += chunk.length;
@@ -136,6 +167,7 @@ export async function scanDataFile(file: string, { tmpDir, signal, collectGarbag
   });
   const options = signal ? { signal } : {};
   let upload: UploadFile;
+  let recordCount: number;
   // The gzipped copy of a plain .jsonl: a failure writing it is the temp folder's fault, not the file's.
   let copy: string | undefined;
   try {
@@ -147,78 +179,79 @@ export async function scanDataFile(file: string, { tmpDir, signal, collectGarbag
         passThrough((chunk) => hash.update(chunk)),
         createGunzip({ chunkSize: READ_CHUNK }),
         withoutByteOrderMark(),
-        checker(lines, collectGarbage),
+        checkedSink(lines, collectGarbage),
         options,
       );
       upload = { source: sourceOf(file, before), size: before.size, form: 'as-is' };
-    } else if (!keepCopy) {
+    } else {
+      // A name of bds's own: the data file's name could make it longer than the file system allows.
+      if (keepCopy) {
+        copy = path.join(tmpDir, `bds-${randomUUID()}.jsonl.gz`);
+        await fs.mkdir(tmpDir, { recursive: true });
+      }
       let size = 0;
       await pipeline(
         createReadStream(file, { highWaterMark: READ_CHUNK }),
         counted,
         withoutByteOrderMark((chunk) => lines.push(chunk)),
-        gzipStream(),
-        new Writable({
-          highWaterMark: READ_CHUNK,
-          write(chunk: Buffer, _encoding, callback) {
-            hash.update(chunk);
-            size += chunk.length;
-            callback();
-          },
+        createParallelGzip(runner, { level: GZIP_LEVEL }),
+        passThrough((chunk) => {
+          hash.update(chunk);
+          size += chunk.length;
         }),
+        copy ? createWriteStream(copy, { mode: 0o600 }) : discard(),
         options,
       );
-      upload = { source: sourceOf(file, before), size, form: 'gzip' };
-    } else {
-      // A name of bds's own: the data file's name could make it longer than the file system allows.
-      copy = path.join(tmpDir, `bds-${randomUUID()}.jsonl.gz`);
-      const target = copy;
-      await fs.mkdir(tmpDir, { recursive: true });
-      await pipeline(
-        createReadStream(file, { highWaterMark: READ_CHUNK }),
-        counted,
-        withoutByteOrderMark((chunk) => lines.push(chunk)),
-        gzipStream(),
-        passThrough((chunk) => hash.update(chunk)),
-        createWriteStream(target, { mode: 0o600 }),
-        options,
-      );
-      const copied = await fs.stat(target);
-      upload = { source: sourceOf(target, copied), size: copied.size, form: 'copy' };
+      upload = copy
+        ? { source: sourceOf(copy, await fs.stat(copy)), size, form: 'copy' }
+        : { source: sourceOf(file, before), size, form: 'gzip' };
     }
-    lines.end();
+    recordCount = await lines.end();
     await assertUnchangedSince(before, file);
   } catch (error) {
     // A temp folder that is not one (ENOTDIR) has nothing to remove either.
     if (copy) await fs.rm(copy, { force: true }).catch(() => undefined);
     if (copy && isCopyPath((error as { path?: unknown }).path, copy)) throw tempCopyError(error, file, tmpDir);
     throw asInputError(error, file, await startsLikeGzip(file));
+  } finally {
+    await runner.close();
   }
-  if (lines.records === 0) {
+  if (recordCount === 0) {
     await removeCopy(upload);
     throw new UsageError(`${file}: no records (the file holds no non-empty line)`);
   }
-  const result = { upload, recordCount: lines.records, sha256: hash.digest('hex'), fromCache: false };
+  const result = { upload, recordCount, sha256: hash.digest('hex'), fromCache: false };
   await cache?.remember(identity, { recordCount: result.recordCount, sha256: result.sha256, uploadSize: upload.size });
   return result;
 }
 
 /**
- * The gzip of a plain .jsonl: fixed level and no file name or time in the header, so that the same .jsonl
- * always gives the same bytes (and a re-run finds its own delivery record).
+ * The gzip of a plain .jsonl (parallel/gzip.ts): zlib's default level, no file name or time in the header, and
+ * the same bytes on any number of cores, so that the same .jsonl always gives the same checksum (and a re-run
+ * finds its own delivery record).
  */
-function gzipStream(): Transform {
-  return createGzip({ level: zlibConstants.Z_DEFAULT_COMPRESSION, chunkSize: READ_CHUNK });
-}
+const GZIP_LEVEL = 6;
 
-/** A fresh stream of the bytes to upload; one per attempt. */
+/** A fresh stream of the bytes to upload; one per attempt. A plain .jsonl is gzipped as the pass gzipped it. */
 export function openUpload(upload: UploadFile): Readable {
   const file = createReadStream(upload.source.path, { highWaterMark: READ_CHUNK });
   if (upload.form !== 'gzip') return file;
-  const gzip = gzipStream();
+  const runner = runnerFor(upload.source.size);
+  const gzip = createParallelGzip(runner, { level: GZIP_LEVEL });
   // The upload's reader sees gzip's errors; a read error of the file is passed on to it.
   file.on('error', (error) => gzip.destroy(error));
+  gzip.on('close', () => void runner.close());
   return file.pipe(gzip);
+}
+
+/** A sink that keeps nothing (check hashes a plain .jsonl's gzip without a copy). */
+function discard(): Writable {
+  return new Writable({
+    highWaterMark: READ_CHUNK,
+    write(_chunk, _encoding, callback) {
+      callback();
+    },
+  });
 }
 
 /** Removes the gzipped copy bds made, if it made one. */
@@ -250,7 +283,7 @@ async function assertUnchangedSince(before: Stats, file: string): Promise<void> 
  * A UTF-8 byte order mark before the first line is allowed (RFC 8259 lets a parser ignore it): the lines are
  * checked without it, and the file is sent as it is. `see`, when given, is shown the chunks without it.
  */
-function withoutByteOrderMark(see?: (chunk: Buffer) => void): Transform {
+function withoutByteOrderMark(see?: (chunk: Buffer) => Promise<void>): Transform {
   let first = true;
   return new Transform({
     highWaterMark: READ_CHUNK,
@@ -260,13 +293,9 @@ function withoutByteOrderMark(see?: (chunk: Buffer) => void): Transform {
         first = false;
         if (chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) checked = chunk.subarray(3);
       }
-      try {
-        see?.(checked);
-        // Shown to `see`, the original bytes go on (to gzip); else the stripped ones go on (to the checker).
-        callback(null, see ? chunk : checked);
-      } catch (error) {
-        callback(error as Error);
-      }
+      // Shown to `see`, the original bytes go on (to gzip); else the stripped ones go on (to the checker).
+      if (!see) return callback(null, checked);
+      see(checked).then(() => callback(null, chunk), callback);
     },
   });
 }

@@ -11,7 +11,7 @@
 
 import { Transform, type TransformCallback } from 'node:stream';
 import { crc32 } from 'node:zlib';
-import { InOrder, type WorkerPool } from './pool.js';
+import { InOrder, type TaskRunner } from './pool.js';
 import type { DeflateResult } from './worker.js';
 
 /**
@@ -45,7 +45,7 @@ export function gzipHeader(level: number): Buffer {
  * input's size. The caller owns the pool (and closes it); destroying the stream leaves the blocks in flight
  * to finish on their own.
  */
-export function createParallelGzip(pool: WorkerPool, options: ParallelGzipOptions = {}): Transform {
+export function createParallelGzip(pool: TaskRunner, options: ParallelGzipOptions = {}): Transform {
   const level = options.level === undefined || options.level === -1 ? 6 : options.level;
   if (!Number.isInteger(level) || level < 0 || level > 9) throw new RangeError(`level must be 0 to 9, not ${level}`);
   const blockBytes = options.blockBytes ?? BLOCK_BYTES;

@@ -7,9 +7,9 @@
 // lines of the buffers before it, and the first bad line reported is the first in the file: a bad line in
 // a later buffer whose worker happens to finish first waits its turn, and loses to an earlier one.
 
-import { UsageError } from '../../../errors.js';
-import { MAX_LINE_BYTES } from '../../../delivery/jsonl.js';
-import { InOrder, type WorkerPool } from './pool.js';
+import { UsageError } from '../../errors.js';
+import { MAX_LINE_BYTES } from '../jsonl.js';
+import { InOrder, type TaskRunner } from './pool.js';
 import type { LinesResult } from './worker.js';
 
 /**
@@ -43,7 +43,7 @@ export class ParallelLinesChecker {
   private ended = false;
 
   constructor(
-    private readonly pool: WorkerPool,
+    private readonly pool: TaskRunner,
     private readonly fileName: string,
     options: ParallelLinesOptions = {},
   ) {

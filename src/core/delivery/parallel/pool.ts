@@ -9,7 +9,29 @@ import { existsSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { ReplyMessage, Task, TaskMessage, TaskResult, TaskResults } from './worker.js';
+import { runTask, type ReplyMessage, type Task, type TaskMessage, type TaskResult, type TaskResults } from './worker.js';
+
+/** What the parallel gzip and line check run their tasks on: worker threads, or this thread. */
+export interface TaskRunner {
+  /** How many tasks can run at once. */
+  readonly size: number;
+  run<T extends Task>(task: T, transfer?: readonly ArrayBuffer[]): Promise<TaskResults[T['kind']]>;
+  close(): Promise<void>;
+}
+
+/**
+ * The same tasks on this thread, one at a time: for a small file, starting workers costs more than they save.
+ * The same code runs them, so the bytes (a gzip, a checksum) are the same as on any number of workers.
+ */
+export class InlineRunner implements TaskRunner {
+  readonly size = 1;
+
+  async run<T extends Task>(task: T): Promise<TaskResults[T['kind']]> {
+    return runTask(task) as TaskResults[T['kind']];
+  }
+
+  async close(): Promise<void> {}
+}
 
 export interface WorkerPoolOptions {
   /** Worker threads at most (default: os.availableParallelism()). */
@@ -52,7 +74,7 @@ export function workerScript(moduleUrl: string): URL {
   return compiled;
 }
 
-export class WorkerPool {
+export class WorkerPool implements TaskRunner {
   /** The most workers this pool runs. */
   readonly size: number;
   private readonly idle: Worker[] = [];

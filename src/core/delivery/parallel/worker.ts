@@ -11,7 +11,7 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import { parentPort } from 'node:worker_threads';
 import { constants as zlibConstants, deflateRawSync } from 'node:zlib';
-import { checkWholeLines, type WholeLinesResult } from '../../../delivery/jsonl.js';
+import { checkWholeLines, type WholeLinesResult } from '../jsonl.js';
 
 export interface LinesTask {
   kind: 'lines';
@@ -76,11 +76,6 @@ export function runTask(task: Task): TaskResult {
           : {}),
         finishFlush: task.last ? zlibConstants.Z_FINISH : zlibConstants.Z_SYNC_FLUSH,
       });
-      garbage += deflated.length + ZLIB_CHUNK;
-      if (garbage >= COLLECT_EVERY) {
-        garbage = 0;
-        collectGarbage();
-      }
       return { buffer: task.buffer, output: ownArrayBuffer(deflated) };
     }
     default:
@@ -94,15 +89,19 @@ export function runTask(task: Task): TaskResult {
  * since the last collection, and this thread allocates next to nothing else that would trigger one sooner:
  * each worker would float up to 64 MB (measured: +55 MB RSS with 2 workers gzipping 300 MB). A full
  * collection of this small heap (a millisecond or so) every COLLECT_EVERY bytes of such garbage keeps it
- * low. The gc hook needs V8's expose-gc flag, set here at first use (as scan.ts does on the main thread);
- * without it the work runs as well, only with more memory.
+ * low. The gc hook needs V8's expose-gc flag, set here at first use and in a worker thread only (the CLI's
+ * entry point offers the main thread's); without it the work runs as well, only with more memory.
  */
 const COLLECT_EVERY = 16 << 20;
 /** What a deflate leaves beyond its output, at most: zlib's first output buffer (Z_DEFAULT_CHUNK). */
 const ZLIB_CHUNK = 16 << 10;
 let garbage = 0;
 let collector: (() => void) | null | undefined;
-function collectGarbage(): void {
+/** Counts what a deflate left behind; collects every COLLECT_EVERY bytes. Worker threads only. */
+function leftBehind(bytes: number): void {
+  garbage += bytes;
+  if (garbage < COLLECT_EVERY) return;
+  garbage = 0;
   if (collector === undefined) {
     try {
       v8.setFlagsFromString('--expose-gc');
@@ -140,6 +139,7 @@ if (port) {
       const result = runTask(task);
       reply = { id, result };
       transfer = transferables(result);
+      if ('output' in result) leftBehind(result.output.byteLength + ZLIB_CHUNK);
     } catch (error) {
       const { name, message, stack } = error instanceof Error ? error : new Error(String(error));
       reply = { id, error: stack === undefined ? { name, message } : { name, message, stack } };
