@@ -2,8 +2,8 @@
 // a file that changes while it is read, a temp folder that cannot take the gzipped copy, a byte order mark,
 // and gzip data with something after its end.
 
-import { spawn } from 'node:child_process';
-import { appendFileSync, chmodSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { appendFileSync, chmodSync, copyFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
@@ -13,10 +13,24 @@ import { BIN, count, deliverTo, expectOneReceived, makeFolder, newSource, run, s
 
 const runningAsRoot = process.getuid?.() === 0;
 
+const NOBODY = { uid: 65534, gid: 65534 };
+
+/** This Node, as nobody can run it: CI's Node 22 and 24 live under /root, which nobody cannot enter. */
+function nodeForNobody(): string {
+  if (spawnSync(process.execPath, ['-e', ''], NOBODY).status === 0) return process.execPath;
+  const dir = tempDir('bds-node-');
+  chmodSync(dir, 0o755);
+  const copy = path.join(dir, 'node');
+  copyFileSync(process.execPath, copy);
+  chmodSync(copy, 0o755);
+  return copy;
+}
+
 /** bin/bds.js as another user (nobody), which cannot read a 0600 file of root's. */
 function spawnAsNobody(argv: string[], env: Record<string, string>, home: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const node = nodeForNobody();
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...argv], { cwd: home, env: { PATH: process.env.PATH ?? '', HOME: home, ...env }, uid: 65534, gid: 65534 });
+    const child = spawn(node, [BIN, ...argv], { cwd: home, env: { PATH: process.env.PATH ?? '', HOME: home, ...env }, ...NOBODY });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
