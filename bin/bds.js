@@ -16,13 +16,13 @@ v8.setFlagsFromString('--expose-gc');
 const collectGarbage = vm.runInNewContext('gc');
 
 // A reader that went away (`bds list | head -1`) is not a failure of bds: stop writing to it and carry on,
-// so that a delivery is never cut off half-way by a closed log pipe. Any other write error is reported.
-let outputFailed;
-for (const stream of [process.stdout, process.stderr]) {
-  stream.on('error', (error) => {
-    if (error.code !== 'EPIPE') outputFailed ??= error;
-  });
-}
+// so that a delivery is never cut off half-way by a closed log pipe. A result that cannot be written (a full
+// disk) is: reported below. Progress and messages on stderr that cannot be written are lost, not fatal.
+let resultLost;
+process.stdout.on('error', (error) => {
+  if (error.code !== 'EPIPE') resultLost ??= error;
+});
+process.stderr.on('error', () => {});
 
 const controller = new AbortController();
 const EXIT_ON_SECOND = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 };
@@ -42,11 +42,14 @@ const code = await main(process.argv.slice(2), {
   signal: controller.signal,
 });
 // Let stdout drain (a pipe may be asynchronous), then leave without waiting for idle sockets. A result that
-// could not be written (a full disk) is a failure, not a success with an empty file.
-process.stdout.write('', () => {
-  if (outputFailed && code === 0) {
-    process.stderr.write(`bds: cannot write the output: ${outputFailed.message}\n`);
-    process.exit(2);
-  }
-  process.exit(code);
-});
+// could not be written (a full disk) is a failure, not a success with an empty file. The stream reports its
+// error event after this callback: wait for it.
+process.stdout.write('', () =>
+  setImmediate(() => {
+    if (resultLost && code === 0) {
+      process.stderr.write(`bds: cannot write the result to stdout: ${resultLost.message}\n`);
+      process.exit(2);
+    }
+    process.exit(code);
+  }),
+);

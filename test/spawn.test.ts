@@ -1,4 +1,5 @@
 // bin/bds.js as a user runs it: a real process, real stdout/stderr pipes, real exit codes.
+import { closeSync, existsSync, openSync } from 'node:fs';
 import os from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { packageVersion } from '../src/core/version.js';
@@ -89,5 +90,31 @@ describe('bin/bds.js', () => {
     expect(res.stderr).not.toMatch(/Unhandled|EPIPE/);
     expect(res.code).toBe(0);
     expect(box.store.batches()[0]!.status).toBe('received');
+  });
+
+  it('`bds list` into a pipe closed early (| head -1) still exits 0', async () => {
+    const box = await sandbox();
+    const source = newSource(box);
+    // A line to print, so that the write meets the closed pipe.
+    box.store.createBatch({
+      ...{ source_id: source, product: 'records', period: '2024-05', record_count: 1, schema: {} },
+      ...{ report: { tool: 't', files: [], totals: {} }, client: null, key_id: 'k', idempotency_key: null },
+    });
+    const res = await spawnCli(['list', '--source', source], { env: sandboxEnv(box), onSpawn: (child) => child.stdout!.destroy() });
+    expect(res.stderr).toBe('');
+    expect(res.code).toBe(0);
+  });
+
+  it.skipIf(!existsSync('/dev/full'))('a result that cannot be written (stdout on a full disk) is exit 2 with a message', async () => {
+    const box = await sandbox();
+    const source = newSource(box);
+    const full = openSync('/dev/full', 'w');
+    try {
+      const res = await spawnCli(['list', '--source', source, '--json'], { env: sandboxEnv(box), stdoutFd: full });
+      expect(res.code).toBe(2);
+      expect(res.stderr).toBe('bds: cannot write the result to stdout: ENOSPC: no space left on device, write\n');
+    } finally {
+      closeSync(full);
+    }
   });
 });
