@@ -34,13 +34,11 @@ for (const signal of Object.keys(EXIT_ON_SECOND)) {
   });
 }
 
-const code = await main(process.argv.slice(2), {
-  ...processRuntime(),
-  collectGarbage,
-  stdout: process.stdout,
-  stderr: process.stderr,
-  signal: controller.signal,
-});
+// Assigned, not spread: the runtime reads the working folder only when a command asks for it.
+const code = await main(
+  process.argv.slice(2),
+  Object.assign(processRuntime(), { collectGarbage, stdout: process.stdout, stderr: process.stderr, signal: controller.signal }),
+);
 // Let stdout drain (a pipe may be asynchronous), then leave without waiting for idle sockets. A result that
 // could not be written (a full disk) is a failure, not a success with an empty file. The stream reports its
 // error event after this callback: wait for it.

@@ -1,9 +1,12 @@
 // bin/bds.js as a user runs it: a real process, real stdout/stderr pipes, real exit codes.
-import { closeSync, existsSync, openSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { packageVersion } from '../src/core/version.js';
-import { makeFolder, newSource, ROOT, sandbox, sandboxEnv, spawnCli } from './helpers.js';
+import { BIN, makeFolder, newSource, ROOT, sandbox, sandboxEnv, spawnCli, tempDir } from './helpers.js';
 
 describe('bin/bds.js', () => {
   it('--version and --help', async () => {
@@ -116,5 +119,30 @@ describe('bin/bds.js', () => {
     } finally {
       closeSync(full);
     }
+  });
+
+  it('a working folder deleted under the shell is one line and exit 2, and --version still works', async () => {
+    const box = await sandbox();
+    const inDeletedFolder = async (...argv: string[]) => {
+      const dir = path.join(tempDir(), 'gone');
+      mkdirSync(dir);
+      // The shell stands in the folder, removes it, then runs bds there.
+      const script = 'cd "$1" && rmdir "$1" && shift && exec "$@"';
+      return promisify(execFile)('sh', ['-c', script, 'sh', dir, process.execPath, BIN, ...argv], {
+        env: { PATH: process.env.PATH ?? '', HOME: tempDir(), ...sandboxEnv(box) },
+      }).then(
+        ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+        (error: { code: number; stdout: string; stderr: string }) => error,
+      );
+    };
+    const res = await inDeletedFolder('whoami');
+    expect(res.code).toBe(2);
+    expect(res.stderr).toBe(
+      'bds: the working folder no longer exists (it was deleted or moved)\nhint: cd to an existing folder and run the command again\n',
+    );
+    expect(box.requests).toHaveLength(0);
+    const version = await inDeletedFolder('--version');
+    expect(version.code).toBe(0);
+    expect(version.stdout.trim()).toBe(packageVersion());
   });
 });
