@@ -15,15 +15,6 @@ if (nodeTooOld(process.versions.node)) {
 }
 
 async function start() {
-  let cwd;
-  try {
-    cwd = process.cwd();
-  } catch (error) {
-    // The working folder was deleted under the shell (uv_cwd): nothing relative can be found from there.
-    process.stderr.write(`bds: the working folder no longer exists (${error.code ?? error.message}); cd to a folder that does\n`);
-    process.exitCode = 2;
-    return;
-  }
   const [{ main }, { InterruptedError }, { processRuntime }] = await Promise.all([
     import('../dist/cli/main.js'),
     import('../dist/core/errors.js'),
@@ -40,13 +31,13 @@ async function start() {
   const collectGarbage = vm.runInNewContext('gc');
 
   // A reader that went away (`bds list | head -1`) is not a failure of bds: stop writing to it and carry on,
-  // so that a delivery is never cut off half-way by a closed log pipe. Any other write error is reported.
-  let outputFailed;
-  for (const stream of [process.stdout, process.stderr]) {
-    stream.on('error', (error) => {
-      if (error.code !== 'EPIPE') outputFailed ??= error;
-    });
-  }
+  // so that a delivery is never cut off half-way by a closed log pipe. A result that cannot be written (a
+  // full disk) is: reported below. Progress and messages on stderr that cannot be written are lost, not fatal.
+  let resultLost;
+  process.stdout.on('error', (error) => {
+    if (error.code !== 'EPIPE') resultLost ??= error;
+  });
+  process.stderr.on('error', () => {});
 
   const controller = new AbortController();
   const exitOnSecond = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 };
@@ -58,20 +49,21 @@ async function start() {
     });
   }
 
-  const code = await main(process.argv.slice(2), {
-    ...processRuntime({ cwd }),
-    collectGarbage,
-    stdout: process.stdout,
-    stderr: process.stderr,
-    signal: controller.signal,
-  });
+  // Assigned, not spread: the runtime reads the working folder only when a command asks for it.
+  const code = await main(
+    process.argv.slice(2),
+    Object.assign(processRuntime(), { collectGarbage, stdout: process.stdout, stderr: process.stderr, signal: controller.signal }),
+  );
   // Let stdout drain (a pipe may be asynchronous), then leave without waiting for idle sockets. A result that
-  // could not be written (a full disk) is a failure, not a success with an empty file.
-  process.stdout.write('', () => {
-    if (outputFailed && code === 0) {
-      process.stderr.write(`bds: cannot write the output: ${outputFailed.message}\n`);
-      process.exit(2);
-    }
-    process.exit(code);
-  });
+  // could not be written (a full disk) is a failure, not a success with an empty file. The stream reports its
+  // error event after this callback: wait for it.
+  process.stdout.write('', () =>
+    setImmediate(() => {
+      if (resultLost && code === 0) {
+        process.stderr.write(`bds: cannot write the result to stdout: ${resultLost.message}\n`);
+        process.exit(2);
+      }
+      process.exit(code);
+    }),
+  );
 }

@@ -136,19 +136,25 @@ export interface SpawnResult {
 /** bds as a user runs it (BDS_COMMAND), with exactly the environment given (plus PATH). */
 export function spawnCli(
   argv: string[],
-  options: { env?: Record<string, string>; cwd?: string; onSpawn?: (child: import('node:child_process').ChildProcess) => void } = {},
+  options: {
+    env?: Record<string, string>;
+    cwd?: string;
+    onSpawn?: (child: import('node:child_process').ChildProcess) => void;
+    /** A file descriptor for the CLI's stdout (say, one open on /dev/full); default a pipe, read into `stdout`. */
+    stdoutFd?: number;
+  } = {},
 ): Promise<SpawnResult> {
   return new Promise((resolve, reject) => {
     const home = options.env?.HOME ?? tempDir('bds-home-');
     const child = spawn(BDS_COMMAND[0]!, [...BDS_COMMAND.slice(1), ...argv], {
       cwd: options.cwd ?? home,
       env: { PATH: process.env.PATH ?? '', HOME: home, ...options.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['ignore', options.stdoutFd ?? 'pipe', 'pipe'],
     });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('error', reject);
     child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
     options.onSpawn?.(child);
