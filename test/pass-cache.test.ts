@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { check, deliver, type DeliveryEvent } from '../src/index.js';
 import { count, expectOneReceived, makeFolder, newSource, sandbox, sandboxEnv, tempDir, type Folder } from './helpers.js';
 import type { Sandbox } from '../src/sandbox/emulator.js';
+import { identityOf, PassCache } from '../src/core/delivery/pass-cache.js';
 
 /** A library call's events: whether the pass read the file, and whether it was remembered. */
 function recorder() {
@@ -111,5 +112,22 @@ describe('the remembered pass', () => {
     writeFileSync(mine, '{"truncated');
     expect((await check({ dir: folder.dir, period: '2024-05', env })).record_count).toBe(3);
     expect(count(box, 'create')).toBe(0);
+  });
+
+  it("a plain .jsonl's entry holds only for the zlib that gzipped it; a .gz's for any (another Node, the binary)", async () => {
+    const cache = new PassCache(tempDir());
+    const pass = { recordCount: 3, sha256: 'a'.repeat(64), uploadSize: 77 };
+    const folder = makeFolder({ plain: true });
+    const plain = identityOf(folder.dataFile, statSync(folder.dataFile), { gzippedByBds: true });
+    expect(plain.zlib).toBe(process.versions.zlib);
+    await cache.remember(plain, pass);
+    expect(await cache.recall(plain)).toEqual(pass);
+    expect(await cache.recall({ ...plain, zlib: '1.2.0-other' })).toBeUndefined();
+
+    const gz = makeFolder();
+    const asIs = identityOf(gz.dataFile, statSync(gz.dataFile), { gzippedByBds: false });
+    expect(asIs.zlib).toBeNull();
+    await cache.remember(asIs, pass);
+    expect(await cache.recall(asIs)).toEqual(pass);
   });
 });

@@ -11,11 +11,8 @@ import path from 'node:path';
 import { versions } from 'node:process';
 import { isObject } from '../checks.js';
 
-/**
- * What an entry's result depends on besides the file: the checks and the gzip of a plain .jsonl (bump the
- * number when either changes), and zlib's version, since another zlib may gzip the same file otherwise.
- */
-export const PASS_FORMAT = `1 zlib ${versions.zlib}`;
+/** What an entry's result depends on besides the file: the checks and the gzip of a plain .jsonl (bump it when either changes). */
+export const PASS_FORMAT = '2';
 
 export interface PassIdentity {
   path: string;
@@ -24,6 +21,11 @@ export interface PassIdentity {
   ctimeMs: number;
   ino: number;
   dev: number;
+  /**
+   * For a plain .jsonl, the version of the zlib that gzips it, since another zlib may make other bytes of the
+   * same file (another Node, the standalone binary); null for a .gz, which is uploaded as it is.
+   */
+  zlib: string | null;
 }
 
 export interface RememberedPass {
@@ -40,8 +42,16 @@ interface Entry extends PassIdentity, RememberedPass {
   checksum: string;
 }
 
-export function identityOf(file: string, stat: Stats): PassIdentity {
-  return { path: path.resolve(file), size: stat.size, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs, ino: stat.ino, dev: stat.dev };
+export function identityOf(file: string, stat: Stats, { gzippedByBds }: { gzippedByBds: boolean }): PassIdentity {
+  return {
+    path: path.resolve(file),
+    size: stat.size,
+    mtimeMs: stat.mtimeMs,
+    ctimeMs: stat.ctimeMs,
+    ino: stat.ino,
+    dev: stat.dev,
+    zlib: gzippedByBds ? versions.zlib : null,
+  };
 }
 
 export class PassCache {
@@ -59,7 +69,7 @@ export class PassCache {
       return undefined;
     }
     if (!isEntry(value) || value.checksum !== checksumOf(value)) return undefined;
-    const same = (['path', 'size', 'mtimeMs', 'ctimeMs', 'ino', 'dev'] as const).every((key) => value[key] === identity[key]);
+    const same = (['path', 'size', 'mtimeMs', 'ctimeMs', 'ino', 'dev', 'zlib'] as const).every((key) => value[key] === identity[key]);
     if (!same || value.format !== PASS_FORMAT) return undefined;
     return { recordCount: value.recordCount, sha256: value.sha256, uploadSize: value.uploadSize };
   }
@@ -96,6 +106,7 @@ function isEntry(value: unknown): value is Entry {
   return (
     numbers.every((key) => typeof value[key] === 'number' && Number.isFinite(value[key])) &&
     typeof value.path === 'string' &&
+    (value.zlib === null || typeof value.zlib === 'string') &&
     typeof value.format === 'string' &&
     typeof value.checksum === 'string' &&
     typeof value.sha256 === 'string' &&

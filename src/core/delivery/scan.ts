@@ -150,7 +150,7 @@ export async function scanDataFile(file: string, { tmpDir, signal, collectGarbag
     throw new UsageError(`${file}: a data file ends in .jsonl.gz (gzipped JSON Lines) or .jsonl`);
   }
   if (before.size === 0) throw new UsageError(`${file}: the file is empty`);
-  const identity = identityOf(file, before);
+  const identity = identityOf(file, before, { gzippedByBds: !gzipped });
   const remembered = await cache?.recall(identity);
   if (remembered) {
     const { recordCount, sha256, uploadSize } = remembered;
