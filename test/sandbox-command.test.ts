@@ -68,6 +68,22 @@ describe('bds sandbox', () => {
     mkdirSync(path.join(notJson, 'objects'));
     writeFileSync(path.join(notJson, 'state.json'), 'garbage');
     expect((await run(['sandbox', '--port', '0', '--data-dir', notJson])).code).toBe(2);
+
+    const aFolder = tempDir();
+    mkdirSync(path.join(aFolder, 'state.json'));
+    const folderRes = await run(['sandbox', '--port', '0', '--data-dir', aFolder]);
+    expect(folderRes.code).toBe(2);
+    expect(folderRes.stderr).toContain(`bds: ${path.join(aFolder, 'state.json')} is not a sandbox state file`);
+  });
+
+  it('a --data-dir that is a file, not a folder, is exit 2 naming it', async () => {
+    const file = path.join(tempDir(), 'data');
+    writeFileSync(file, 'not a folder');
+    const res = await run(['sandbox', '--port', '0', '--data-dir', file]);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toBe(
+      `bds: cannot keep the sandbox's data in ${file} (ENOTDIR on ${path.join(file, 'objects')})\nhint: name a folder you can write with --data-dir\n`,
+    );
   });
 
   it('--port 65535 is a port: the storage host takes a free one', async () => {
