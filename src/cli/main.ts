@@ -73,7 +73,7 @@ export async function main(argv: string[], ctx: Context): Promise<number> {
     }
   });
   try {
-    await program.parseAsync(argv, { from: 'user' });
+    await program.parseAsync(helpOfUnknownAsUnknown(argv, program), { from: 'user' });
     return exitCode;
   } catch (error) {
     exitCode = exitCodeOf(error);
@@ -88,6 +88,17 @@ export async function main(argv: string[], ctx: Context): Promise<number> {
     renderError(factory ?? new Factory(ctx, {}, program), failure(error, running), exitCode);
     return exitCode;
   }
+}
+
+/**
+ * `bds help <name>` for a name that is no command: commander prints the general help and fails without a word
+ * of why. Read as `bds <name>`, it gets commander's "unknown command" line and its suggestion (and
+ * `bds help help` is `bds help`).
+ */
+function helpOfUnknownAsUnknown(argv: string[], program: Command): string[] {
+  const [first, name, ...rest] = argv;
+  if (first !== 'help' || name === undefined || name.startsWith('-')) return argv;
+  return program.commands.some((command) => command.name() === name) ? argv : [name, ...rest];
 }
 
 export function exitCodeOf(error: unknown): number {

@@ -120,10 +120,19 @@ function listen(server: Server, host: string, port: number): Promise<string> {
     server.listen(port, host, () => {
       server.off('error', reject);
       const address = server.address() as AddressInfo;
-      const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-      resolve(`http://${urlHost}:${address.port}`);
+      resolve(`http://${advertisedHost(address)}:${address.port}`);
     });
   });
+}
+
+/**
+ * The host to put in URLs: an unspecified address (0.0.0.0, ::) accepts connections on every address but
+ * names none, and bds sends its key over http:// only to loopback; this machine's loopback address works.
+ */
+function advertisedHost(address: AddressInfo): string {
+  if (address.address === '0.0.0.0') return '127.0.0.1';
+  if (address.address === '::') return '[::1]';
+  return address.family === 'IPv6' ? `[${address.address}]` : address.address;
 }
 
 async function closeServers(servers: Server[]): Promise<void> {

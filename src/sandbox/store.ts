@@ -193,12 +193,14 @@ export class SandboxStore {
 }
 
 function loadState(file: string): State | undefined {
-  let text: string;
+  let text = '';
   try {
     text = fs.readFileSync(file, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    // A folder by that name is no state file either: reported below, as a file of another tool is.
+    if (code !== 'EISDIR') throw error;
   }
   let state: State | undefined;
   try {

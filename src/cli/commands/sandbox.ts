@@ -26,13 +26,19 @@ export default defineCommand<SandboxFlags, void>({
     const dataDir = flags.dataDir ? path.resolve(ctx.cwd, flags.dataDir) : undefined;
     const { startSandbox } = await import('../../sandbox/index.js');
     const sandbox = await startSandbox({ host: flags.host, port, ...(dataDir ? { dataDir } : {}) }).catch(
-      (error: { code?: string; message?: string }) => {
+      (error: { code?: string; message?: string; path?: string }) => {
         if (error.code === 'EADDRINUSE') {
           throw new UsageError(`port ${port} or ${port + 1} is already in use`, { hint: 'choose others with --port' });
         }
         if (error.code === 'EADDRNOTAVAIL') throw new UsageError(`cannot listen on ${flags.host}: not an address of this machine`);
         if (error.code === 'ESANDBOXSTATE') {
           throw new UsageError(`${error.message}`, { hint: 'name an empty folder with --data-dir, or remove that state.json' });
+        }
+        // A failed system call on the data folder (a file, not a folder; no permission): the folder's fault.
+        if (dataDir && error.path?.startsWith(dataDir)) {
+          throw new UsageError(`cannot keep the sandbox's data in ${dataDir} (${error.code} on ${error.path})`, {
+            hint: 'name a folder you can write with --data-dir',
+          });
         }
         throw error;
       },

@@ -1,0 +1,41 @@
+// `bds help <command>`: the command's help, or, for a name bds does not know, commander's "unknown command"
+// line (with a suggestion when one is close) instead of the general help without a word of why.
+import { describe, expect, it } from 'vitest';
+import { run } from './helpers.js';
+
+describe('bds help <command>', () => {
+  it('an unknown name is exit 2 with an "unknown command" line and the hint, not the general help', async () => {
+    const res = await run(['help', 'nonexistent']);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toBe("bds: unknown command 'nonexistent'\nhint: see bds --help\n");
+    expect(res.stdout).toBe('');
+  });
+
+  it('a name close to a command suggests it', async () => {
+    const res = await run(['help', 'delivr']);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toMatch(/^bds: unknown command 'delivr'\n\(Did you mean deliver\?\)\nhint: see bds --help\n$/);
+  });
+
+  it('a command, or none, still gets its help on stdout with exit 0', async () => {
+    const command = await run(['help', 'deliver']);
+    expect(command.code).toBe(0);
+    expect(command.stdout).toMatch(/^Usage: bds deliver /);
+    const general = await run(['help']);
+    expect(general.code).toBe(0);
+    expect(general.stdout).toMatch(/^Usage: bds /);
+  });
+
+  it('`bds help help` is `bds help`: the general help, exit 0', async () => {
+    const res = await run(['help', 'help']);
+    expect(res.code).toBe(0);
+    expect(res.stdout).toMatch(/^Usage: bds /);
+    expect(res.stderr).toBe('');
+  });
+
+  it('under --json the unknown name is one JSON document on stdout too', async () => {
+    const res = await run(['help', 'nonexistent', '--json']);
+    expect(res.code).toBe(2);
+    expect(res.json()).toEqual({ error: { message: "unknown command 'nonexistent'", hint: 'see bds --help', exit_code: 2 } });
+  });
+});

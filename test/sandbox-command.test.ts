@@ -1,0 +1,129 @@
+// `bds sandbox` as a person runs it: the addresses it advertises, a broken --data-dir, the last port, and
+// Ctrl-C (one JSON document under --json; no "resume" hint where there is nothing to resume).
+import { mkdirSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { InterruptedError } from '../src/core/errors.js';
+import { count, makeFolder, newSource, run, sandbox, sandboxEnv, spawnCli, tempDir } from './helpers.js';
+
+/** A signal already aborted as Ctrl-C aborts it: `bds sandbox` prints its banner, then stops at once. */
+function ctrlC(): AbortSignal {
+  const controller = new AbortController();
+  controller.abort(new InterruptedError('SIGINT'));
+  return controller.signal;
+}
+
+/** Whether this machine has an IPv6 loopback address (some containers have none). */
+const hasIpv6Loopback = await new Promise<boolean>((resolve) => {
+  const server = net.createServer();
+  server.once('error', () => resolve(false));
+  server.listen(0, '::1', () => server.close(() => resolve(true)));
+});
+
+async function until(condition: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe('bds sandbox', () => {
+  it('listening on 0.0.0.0 advertises 127.0.0.1, in its export line and in its upload URLs', async () => {
+    const res = await run(['sandbox', '--host', '0.0.0.0', '--port', '0'], { signal: ctrlC() });
+    expect(res.code).toBe(130);
+    expect(res.stdout).toMatch(/^ {2}export BDS_BASE_URL=http:\/\/127\.0\.0\.1:\d+ /m);
+
+    // bds sends its key over http:// to loopback only: a delivery to such a sandbox works end to end.
+    const box = await sandbox({ host: '0.0.0.0' });
+    expect(box.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(box.storageUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const delivered = await run(['deliver', makeFolder().dir, '--period', '2024-05', '--source', newSource(box)], { env: sandboxEnv(box) });
+    expect(delivered.stderr).not.toContain('bds:');
+    expect(delivered.code).toBe(0);
+  });
+
+  it.skipIf(!hasIpv6Loopback)('listening on :: advertises [::1], and a delivery to it works', async () => {
+    const res = await run(['sandbox', '--host', '::', '--port', '0'], { signal: ctrlC() });
+    expect(res.stdout).toMatch(/^ {2}export BDS_BASE_URL=http:\/\/\[::1\]:\d+ /m);
+
+    const box = await sandbox({ host: '::' });
+    expect(box.baseUrl).toMatch(/^http:\/\/\[::1\]:\d+$/);
+    expect(box.storageUrl).toMatch(/^http:\/\/\[::1\]:\d+$/);
+    const delivered = await run(['deliver', makeFolder().dir, '--period', '2024-05', '--source', newSource(box)], { env: sandboxEnv(box) });
+    expect(delivered.stderr).not.toContain('bds:');
+    expect(delivered.code).toBe(0);
+  });
+
+  it('a --data-dir whose state.json is not a sandbox state file is exit 2 naming it', async () => {
+    const dataDir = tempDir();
+    writeFileSync(path.join(dataDir, 'state.json'), '{"some": "other tool"}');
+    const res = await run(['sandbox', '--port', '0', '--data-dir', dataDir]);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain(`bds: ${path.join(dataDir, 'state.json')} is not a sandbox state file`);
+    expect(res.stderr).toMatch(/^hint: .*--data-dir/m);
+
+    const notJson = tempDir();
+    mkdirSync(path.join(notJson, 'objects'));
+    writeFileSync(path.join(notJson, 'state.json'), 'garbage');
+    expect((await run(['sandbox', '--port', '0', '--data-dir', notJson])).code).toBe(2);
+
+    const aFolder = tempDir();
+    mkdirSync(path.join(aFolder, 'state.json'));
+    const folderRes = await run(['sandbox', '--port', '0', '--data-dir', aFolder]);
+    expect(folderRes.code).toBe(2);
+    expect(folderRes.stderr).toContain(`bds: ${path.join(aFolder, 'state.json')} is not a sandbox state file`);
+  });
+
+  it('a --data-dir that is a file, not a folder, is exit 2 naming it', async () => {
+    const file = path.join(tempDir(), 'data');
+    writeFileSync(file, 'not a folder');
+    const res = await run(['sandbox', '--port', '0', '--data-dir', file]);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toBe(
+      `bds: cannot keep the sandbox's data in ${file} (ENOTDIR on ${path.join(file, 'objects')})\nhint: name a folder you can write with --data-dir\n`,
+    );
+  });
+
+  it('--port 65535 is a port: the storage host takes a free one', async () => {
+    const res = await run(['sandbox', '--port', '65535', '--json'], { signal: ctrlC() });
+    expect(res.code).toBe(130);
+    const { baseUrl, storageUrl } = res.json();
+    expect(new URL(baseUrl).port).toBe('65535');
+    expect(Number(new URL(storageUrl).port)).toBeGreaterThan(0);
+    expect(new URL(storageUrl).port).not.toBe('65535');
+  });
+
+  it('--json, then Ctrl-C: stdout holds one JSON document, and no hint about resuming', async () => {
+    let stdout = '';
+    const stopped = await spawnCli(['sandbox', '--port', '0', '--json'], {
+      onSpawn: (child) => {
+        child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+        void until(() => stdout.trim().endsWith('}'), 'the banner').then(() => child.kill('SIGINT'));
+      },
+    });
+    expect(stopped.code).toBe(130);
+    expect(JSON.parse(stopped.stdout)).toMatchObject({ baseUrl: expect.stringMatching(/^http:\/\/127\.0\.0\.1:/) });
+    expect(stopped.stderr).toContain('bds: interrupted by SIGINT');
+    expect(stopped.stderr).not.toMatch(/resume/);
+  });
+});
+
+describe('Ctrl-C outside a delivery', () => {
+  it.each([
+    ['whoami', 'me'],
+    ['list', 'list'],
+  ] as const)('%s: exit 130 without a hint about resuming a delivery', async (command, route) => {
+    const box = await sandbox();
+    box.faults.add({ route, hang: true });
+    const controller = new AbortController();
+    const running = run([command], { env: sandboxEnv(box, { BDS_SOURCE_ID: newSource(box) }), signal: controller.signal });
+    await until(() => count(box, route) >= 1, `the ${route} request`);
+    controller.abort(new InterruptedError('SIGINT'));
+    const res = await running;
+    expect(res.code).toBe(130);
+    expect(res.stderr).toContain('bds: interrupted by SIGINT');
+    expect(res.stderr).not.toMatch(/resume/);
+  });
+});
