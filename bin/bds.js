@@ -2,51 +2,68 @@
 // The entry point and the only code of the CLI that touches the process's argv, env, signals and exit.
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { main } from '../dist/cli/main.js';
-import { InterruptedError } from '../dist/core/errors.js';
-import { processRuntime } from '../dist/process-runtime.js';
+import { nodeTooOld, tooOldMessage } from './node-check.js';
 
-// undici parses HTTP with a WebAssembly module; V8's optimising tier-up of that module costs about 35 MB of
-// RSS (measured with /usr/bin/time -v) and gains nothing at bds's handful of responses. The baseline
-// compiler alone keeps the peak RSS of bds deliver near what its data pass needs (see bench/README.md).
-v8.setFlagsFromString('--liftoff-only');
-// zlib hands out a fresh buffer per inflated chunk, which V8 frees only once 64 MB of them have piled up; the
-// data pass asks for a collection now and then instead (see src/core/delivery/scan.ts).
-v8.setFlagsFromString('--expose-gc');
-const collectGarbage = vm.runInNewContext('gc');
-
-// A reader that went away (`bds list | head -1`) is not a failure of bds: stop writing to it and carry on,
-// so that a delivery is never cut off half-way by a closed log pipe. Any other write error is reported.
-let outputFailed;
-for (const stream of [process.stdout, process.stderr]) {
-  stream.on('error', (error) => {
-    if (error.code !== 'EPIPE') outputFailed ??= error;
-  });
+// The Node.js version first, before any of bds loads: on an old Node, one line and exit 2 instead of an
+// internal error from whatever fails first. So nothing from dist/ is imported statically, and this file
+// avoids top-level await (which also lets the standalone binary bundle it as CommonJS).
+if (nodeTooOld(process.versions.node)) {
+  process.stderr.write(`${tooOldMessage(process.versions.node)}\n`);
+  process.exitCode = 2;
+} else {
+  start();
 }
 
-const controller = new AbortController();
-const EXIT_ON_SECOND = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 };
-for (const signal of Object.keys(EXIT_ON_SECOND)) {
-  process.on(signal, () => {
-    // A second signal means "now": no more clean-up.
-    if (controller.signal.aborted) process.exit(EXIT_ON_SECOND[signal]);
-    controller.abort(new InterruptedError(signal));
-  });
-}
+async function start() {
+  const [{ main }, { InterruptedError }, { processRuntime }] = await Promise.all([
+    import('../dist/cli/main.js'),
+    import('../dist/core/errors.js'),
+    import('../dist/process-runtime.js'),
+  ]);
 
-const code = await main(process.argv.slice(2), {
-  ...processRuntime(),
-  collectGarbage,
-  stdout: process.stdout,
-  stderr: process.stderr,
-  signal: controller.signal,
-});
-// Let stdout drain (a pipe may be asynchronous), then leave without waiting for idle sockets. A result that
-// could not be written (a full disk) is a failure, not a success with an empty file.
-process.stdout.write('', () => {
-  if (outputFailed && code === 0) {
-    process.stderr.write(`bds: cannot write the output: ${outputFailed.message}\n`);
-    process.exit(2);
+  // undici parses HTTP with a WebAssembly module; V8's optimising tier-up of that module costs about 35 MB of
+  // RSS (measured with /usr/bin/time -v) and gains nothing at bds's handful of responses. The baseline
+  // compiler alone keeps the peak RSS of bds deliver near what its data pass needs (see bench/README.md).
+  v8.setFlagsFromString('--liftoff-only');
+  // zlib hands out a fresh buffer per inflated chunk, which V8 frees only once 64 MB of them have piled up;
+  // the data pass asks for a collection now and then instead (see src/core/delivery/scan.ts).
+  v8.setFlagsFromString('--expose-gc');
+  const collectGarbage = vm.runInNewContext('gc');
+
+  // A reader that went away (`bds list | head -1`) is not a failure of bds: stop writing to it and carry on,
+  // so that a delivery is never cut off half-way by a closed log pipe. A result that cannot be written (a
+  // full disk) is: reported below. Progress and messages on stderr that cannot be written are lost, not fatal.
+  let resultLost;
+  process.stdout.on('error', (error) => {
+    if (error.code !== 'EPIPE') resultLost ??= error;
+  });
+  process.stderr.on('error', () => {});
+
+  const controller = new AbortController();
+  const exitOnSecond = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 };
+  for (const signal of Object.keys(exitOnSecond)) {
+    process.on(signal, () => {
+      // A second signal means "now": no more clean-up.
+      if (controller.signal.aborted) process.exit(exitOnSecond[signal]);
+      controller.abort(new InterruptedError(signal));
+    });
   }
-  process.exit(code);
-});
+
+  // Assigned, not spread: the runtime reads the working folder only when a command asks for it.
+  const code = await main(
+    process.argv.slice(2),
+    Object.assign(processRuntime(), { collectGarbage, stdout: process.stdout, stderr: process.stderr, signal: controller.signal }),
+  );
+  // Let stdout drain (a pipe may be asynchronous), then leave without waiting for idle sockets. A result that
+  // could not be written (a full disk) is a failure, not a success with an empty file. The stream reports its
+  // error event after this callback: wait for it.
+  process.stdout.write('', () =>
+    setImmediate(() => {
+      if (resultLost && code === 0) {
+        process.stderr.write(`bds: cannot write the result to stdout: ${resultLost.message}\n`);
+        process.exit(2);
+      }
+      process.exit(code);
+    }),
+  );
+}

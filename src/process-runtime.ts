@@ -3,13 +3,19 @@
 
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
+import { errnoCode } from './core/checks.js';
+import { UsageError } from './core/errors.js';
 import { sleep, type Env, type Runtime } from './core/runtime.js';
 
 export function processRuntime(given: { env?: Env | undefined; cwd?: string | undefined } = {}): Runtime {
   const env = given.env ?? process.env;
   return {
     env,
-    cwd: given.cwd ?? process.cwd(),
+    // Read when a command needs it, inside its error handling: a working folder deleted under the shell is one
+    // line and exit 2 (and `bds --help` still works), not Node's crash in uv_cwd.
+    get cwd() {
+      return given.cwd ?? workingFolder();
+    },
     homedir: env.HOME || os.homedir(),
     hostname: os.hostname(),
     pid: process.pid,
@@ -19,6 +25,18 @@ export function processRuntime(given: { env?: Env | undefined; cwd?: string | un
     isProcessAlive,
     processStartedAt,
   };
+}
+
+function workingFolder(): string {
+  try {
+    return process.cwd();
+  } catch (error) {
+    const code = errnoCode(error);
+    throw new UsageError(
+      code === 'ENOENT' ? 'the working folder no longer exists (it was deleted or moved)' : `cannot read the working folder (${code ?? 'unreadable'})`,
+      { hint: 'cd to an existing folder and run the command again' },
+    );
+  }
 }
 
 /** When a process started, from Linux's /proc; undefined where that cannot be read (other systems). */

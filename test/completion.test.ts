@@ -65,6 +65,12 @@ describe('bds completion', () => {
     // A value that is not a path gets no file names.
     expect(complete(['bds', 'deliver', '--period', ''])).toEqual([]);
     expect(complete(['bds', 'deliver', '--file', path.dirname(file)])).toEqual([path.dirname(file)]);
+    // check takes one folder or several, and only folders.
+    writeFileSync(path.join(path.dirname(file), 'not-a-folder'), '');
+    expect(complete(['bds', 'check', path.dirname(file)])).toEqual([path.dirname(file)]);
+    expect(complete(['bds', 'check', 'out/2024-04', `${path.dirname(file)}/`])).toEqual([]);
+    expect(complete(['bds', 'check', 'out/2024-04', path.dirname(file)])).toEqual([path.dirname(file)]);
+    expect(complete(['bds', 'check', 'x', '--s'])).toEqual(['--source', '--schema']);
   });
 
   it.skipIf(!installed('zsh'))('zsh: valid syntax, and registers _bds with compinit', async () => {

@@ -1,3 +1,5 @@
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { count, makeFolder, run, sandbox, sandboxEnv, newSource, tempDir } from './helpers.js';
 import { packageVersion } from '../src/core/version.js';
@@ -167,5 +169,40 @@ describe('bds deliver, happy path', () => {
     expect(res.stderr).toMatch(/^bds: cannot write the delivery records in .* \(ENOTDIR\)$/m);
     expect(res.stderr).toContain('XDG_STATE_HOME');
     expect(box.store.batches()).toHaveLength(0);
+  });
+
+  it('a delivery record that cannot be saved once the batch exists: exit 5 saying so, no temp file left, and a re-run resumes', async () => {
+    const box = await sandbox();
+    const folder = makeFolder();
+    const home = tempDir();
+    const env = sandboxEnv(box);
+    const args = ['deliver', folder.dir, '--period', '2024-05', '--source', newSource(box)];
+    const dir = path.join(home, '.local', 'state', 'bds', 'deliveries');
+    // While the service takes its time over create, a folder takes the record's name, so that saving the
+    // created batch fails as on a full disk (tests run as root, whom permissions do not stop). The record as
+    // it was saved before the create is kept, as a full disk would keep it.
+    box.faults.add({ route: 'create', delayMs: 1500 });
+    const running = run(args, { env, home, http: { headersTimeoutMs: 10_000 } });
+    while (count(box, 'create') === 0) await new Promise((r) => setTimeout(r, 10));
+    const file = path.join(dir, readdirSync(dir).find((name) => name.endsWith('.json'))!);
+    const saved = readFileSync(file);
+    rmSync(file);
+    mkdirSync(path.join(file, 'in-the-way'), { recursive: true });
+
+    const res = await running;
+    const [batch] = box.store.batches();
+    expect(res.code).toBe(5);
+    expect(res.stderr).toContain(`bds: ${batch!.id} was created, but bds could not write the delivery records in ${dir} (EISDIR)`);
+    expect(res.stderr).toContain('hint: free the space or fix the folder, then run the same command again: it resumes this batch');
+    expect(res.stderr).not.toContain('nothing was sent');
+    expect(readdirSync(dir).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+    expect(count(box, 'upload')).toBe(0);
+
+    rmSync(file, { recursive: true });
+    writeFileSync(file, saved);
+    const again = await run(args, { env, home });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toContain('resuming an interrupted delivery');
+    expect(box.store.batches().map((b) => [b.id, b.status])).toEqual([[batch!.id, 'received']]);
   });
 });

@@ -1,8 +1,9 @@
 // Faults between bds and the service, injected into the sandbox: every run ends either with exactly one
 // `received` batch holding the file's bytes and exit 0, or with a non-zero exit and a message saying what failed.
 import { createServer } from 'node:net';
-import { appendFileSync, readdirSync, readFileSync, utimesSync } from 'node:fs';
+import { appendFileSync, closeSync, openSync, readdirSync, readFileSync, truncateSync, utimesSync, writeSync } from 'node:fs';
 import path from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { count, deliverTo, expectOneReceived, makeFolder, run, sandbox, tempDir } from './helpers.js';
 
@@ -416,6 +417,49 @@ describe('11. integrity', () => {
     expect(res.stderr).toMatch(/bds: .*records\.jsonl\.gz changed during the delivery/);
     expect(count(box, 'complete')).toBe(0);
     expect(box.store.batches().filter((b) => b.status === 'received')).toHaveLength(0);
+  });
+
+  it.each([
+    ['shrinks', (file: string) => truncateSync(file, 1 << 20)],
+    ['grows', (file: string) => appendFileSync(file, Buffer.alloc(1 << 20))],
+  ])('a data file that %s during the upload is exit 2 "changed during the delivery", not a network error', async (_, change) => {
+    const box = await sandbox();
+    // Larger than what the socket buffers hold, so that bds is still reading the file when it changes: stored
+    // (gzip level 0), so that it is quick to make and to check.
+    const line = JSON.stringify({ _object: 'orders', order_id: 'o', note: 'x'.repeat(1000) });
+    const folder = makeFolder({ dataBytes: gzipSync(Buffer.from(`${line}\n`.repeat(32 << 10)), { level: 0 }) });
+    // The storage host holds the upload before reading it; bds waits rather than calling it a stall.
+    box.faults.add({ route: 'upload', delayMs: 1_000 });
+    const running = deliverTo(box, folder, { http: { idleTimeoutMs: 10_000, headersTimeoutMs: 10_000 } });
+    while (count(box, 'upload') === 0) await new Promise((r) => setTimeout(r, 10));
+    change(folder.dataFile);
+    const res = await running;
+    expect(res.code, res.stderr).toBe(2);
+    expect(res.stderr).toMatch(/^bds: .*records\.jsonl\.gz changed during the delivery \(its size or modification time\); nothing was confirmed$/m);
+    expect(res.stderr).not.toMatch(/content-length|run again later/i);
+    expect(count(box, 'upload')).toBe(1);
+    expect(count(box, 'complete')).toBe(0);
+    expect(box.store.batches().map((b) => b.status)).toEqual(['awaiting_upload']);
+  });
+
+  it('notices a rewrite in place that keeps the size and the modification time, by its change time', async () => {
+    const box = await sandbox();
+    const folder = makeFolder();
+    // A whole second, so that setting it back restores it exactly.
+    const mtime = new Date('2024-06-01T00:00:00Z');
+    utimesSync(folder.dataFile, mtime, mtime);
+    box.faults.add({ route: 'create', delayMs: 600 });
+    const running = deliverTo(box, folder);
+    while (count(box, 'create') === 0) await new Promise((r) => setTimeout(r, 10));
+    const fd = openSync(folder.dataFile, 'r+');
+    writeSync(fd, Buffer.from([folder.uploaded[20]! ^ 0xff]), 0, 1, 20);
+    closeSync(fd);
+    utimesSync(folder.dataFile, mtime, mtime);
+    const res = await running;
+    expect(res.code, res.stderr).toBe(2);
+    expect(res.stderr).toContain('changed during the delivery (its change time: it was rewritten in place); nothing was confirmed');
+    expect(count(box, 'upload') + count(box, 'complete')).toBe(0);
+    expect(box.store.batches().map((b) => b.status)).toEqual(['awaiting_upload']);
   });
 
   it('notices a rewrite of the same size by its modification time', async () => {

@@ -16,6 +16,13 @@ import { startSandbox, type Sandbox, type SandboxOptions } from '../src/sandbox/
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const BIN = path.join(ROOT, 'bin', 'bds.js');
+/**
+ * How a spawned test runs bds: `node bin/bds.js`, or the program named by BDS_TEST_BIN (.ci/run points it at
+ * the standalone binary, release/bds-linux-x64, to run the spawned tests against it).
+ */
+export const BDS_COMMAND: readonly string[] = process.env.BDS_TEST_BIN
+  ? [path.resolve(process.env.BDS_TEST_BIN)]
+  : [process.execPath, BIN];
 
 /** Timeouts and backoff short enough for tests; attempts as in production. */
 export const FAST_HTTP: Partial<HttpTuning> = {
@@ -126,22 +133,28 @@ export interface SpawnResult {
   stderr: string;
 }
 
-/** bin/bds.js as a user runs it, with exactly the environment given (plus PATH). */
+/** bds as a user runs it (BDS_COMMAND), with exactly the environment given (plus PATH). */
 export function spawnCli(
   argv: string[],
-  options: { env?: Record<string, string>; cwd?: string; onSpawn?: (child: import('node:child_process').ChildProcess) => void } = {},
+  options: {
+    env?: Record<string, string>;
+    cwd?: string;
+    onSpawn?: (child: import('node:child_process').ChildProcess) => void;
+    /** A file descriptor for the CLI's stdout (say, one open on /dev/full); default a pipe, read into `stdout`. */
+    stdoutFd?: number;
+  } = {},
 ): Promise<SpawnResult> {
   return new Promise((resolve, reject) => {
     const home = options.env?.HOME ?? tempDir('bds-home-');
-    const child = spawn(process.execPath, [BIN, ...argv], {
+    const child = spawn(BDS_COMMAND[0]!, [...BDS_COMMAND.slice(1), ...argv], {
       cwd: options.cwd ?? home,
       env: { PATH: process.env.PATH ?? '', HOME: home, ...options.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['ignore', options.stdoutFd ?? 'pipe', 'pipe'],
     });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('error', reject);
     child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
     options.onSpawn?.(child);

@@ -187,4 +187,40 @@ describe('7. real signals on bin/bds.js (needs npm run build)', () => {
     expectOnlyBatchReceived(box, folder);
     expect(readdirSync(dir).filter((name) => name.endsWith('.lock'))).toHaveLength(0);
   });
+
+  it('SIGHUP (a closed terminal or ssh session) cleans up like SIGTERM: exit 129, lock and temp copy gone, record saved', async () => {
+    const box = await sandbox();
+    const source = newSource(box);
+    // A plain .jsonl: bds gzips it into a temp copy under TMPDIR, which must not outlive the run.
+    const folder = makeFolder({ plain: true });
+    const home = tempDir();
+    const tmp = tempDir('bds-tmp-');
+    const env = { ...sandboxEnv(box), HOME: home, TMPDIR: tmp };
+    const argv = ['deliver', folder.dir, '--period', PERIOD, '--source', source];
+    box.faults.add({ route: 'upload', hang: true });
+    let duringUpload: string[] = [];
+    const first = await spawnCli(argv, {
+      env,
+      onSpawn: (child) =>
+        void until(() => count(box, 'upload') >= 1, 'the upload').then(() => {
+          duringUpload = readdirSync(tmp);
+          child.kill('SIGHUP');
+        }),
+    });
+    expect(duringUpload).toHaveLength(1);
+    expect(first.signal).toBeNull();
+    expect(first.code).toBe(129);
+    expect(first.stderr).toContain('bds: interrupted by SIGHUP');
+    expect(first.stderr).toContain('hint: run the same command again to resume this delivery');
+    const dir = path.join(home, '.local', 'state', 'bds', 'deliveries');
+    expect(readdirSync(dir).filter((name) => name.endsWith('.lock'))).toEqual([]);
+    expect(readdirSync(tmp)).toEqual([]);
+    expect(readRecord(home)).toMatchObject({ step: 'created', batchId: box.store.batches()[0]!.id });
+
+    const again = await spawnCli(argv, { env });
+    expect(again.code).toBe(0);
+    expect(again.stderr).toContain('resuming the interrupted delivery');
+    expect(count(box, 'create')).toBe(1);
+    expectOnlyBatchReceived(box, folder);
+  });
 });

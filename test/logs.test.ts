@@ -6,7 +6,7 @@ import diagnostics from 'node:diagnostics_channel';
 import { symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { makeFolder, newSource, run, sandbox, sandboxEnv, tempDir, type Folder } from './helpers.js';
+import { makeFolder, newSource, ROOT, run, sandbox, sandboxEnv, tempDir, type Folder } from './helpers.js';
 
 const TIMESTAMPED = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ /;
 const ANSI = /\u001b\[/;
@@ -79,15 +79,20 @@ describe('output without a terminal', () => {
     expect(res.stderr).not.toMatch(PROGRESS);
   });
 
-  it('--quiet leaves only the result on success', async () => {
+  it('--quiet leaves only the result on success: one line per delivery', async () => {
     const box = await sandbox();
-    const folder = makeFolder();
-    const res = await run(['deliver', folder.dir, '--period', '2024-05', '--source', newSource(box), '--quiet'], {
-      env: sandboxEnv(box),
-    });
+    const home = tempDir();
+    const args = ['deliver', path.join(ROOT, 'examples', 'records-2024-05'), '--source', newSource(box), '--quiet'];
+    const res = await run(args, { env: sandboxEnv(box), home });
     expect(res.code).toBe(0);
     expect(res.stderr).toBe('');
-    expect(res.stdout).toMatch(/^Delivered bat_\w+ \(received\)\./);
+    const [batch] = box.store.batches();
+    expect(res.stdout).toBe(`delivered ${batch!.id} (received): 2024-05 records, 200 records, 6.69 kB\n`);
+
+    const again = await run(args, { env: sandboxEnv(box), home });
+    expect(again.code).toBe(0);
+    expect(again.stderr).toBe('');
+    expect(again.stdout).toBe(`already delivered as ${batch!.id} (received): 2024-05 records\n`);
   });
 
   it('--quiet still shows warnings and errors', async () => {
@@ -147,6 +152,6 @@ describe('output on a terminal', () => {
     });
     expect(res.code).toBe(0);
     expect(res.stderr).toBe('');
-    expect(res.stdout).toContain('Delivered');
+    expect(res.stdout).toMatch(/^delivered bat_\w+ \(received\): 2024-05 records, 3 records, \d+ B\n$/);
   });
 });

@@ -111,7 +111,7 @@ describe('output rules', () => {
     const res = await run(['deliver', folder.dir, '--period', '2024-05', '--source', source, '--quiet'], { env: sandboxEnv(box) });
     expect(res.code).toBe(0);
     expect(res.stderr).toBe('');
-    expect(res.stdout).toContain('Delivered');
+    expect(res.stdout).toMatch(/^delivered bat_\w+ \(received\): 2024-05 records, 3 records, \d+ B\n$/);
   });
 
   it('unknown commands and options exit 2 with a bds: line', async () => {

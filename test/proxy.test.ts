@@ -1,70 +1,84 @@
-// Proxies: a real forward proxy on 127.0.0.1 that counts what passes through it. undici's EnvHttpProxyAgent
-// tunnels even http:// targets with CONNECT; the proxy also forwards absolute-URI requests, so that the test
-// shows which of the two bds really uses.
+// Proxies: a real forward proxy on 127.0.0.1 that counts what passes through it. Loopback always goes direct,
+// so the proxied API has a name only the test proxy knows, https://api.bds.test (bds never resolves a proxied
+// host itself): the proxy pipes its CONNECT tunnels to TLS fronts of the sandbox, whose upload URLs name
+// https://storage.bds.test. The certificate is test/fixtures/tls (see its README); a spawned CLI trusts it
+// through NODE_EXTRA_CA_CERTS. A refused CONNECT needs no TLS, so those cases run in process.
 
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import tls from 'node:tls';
 import { afterEach, describe, expect, it } from 'vitest';
-import { makeFolder, newSource, run, sandbox, sandboxEnv } from './helpers.js';
+import type { Sandbox } from '../src/sandbox/emulator.js';
+import { makeFolder, newSource, ROOT, run, sandbox, sandboxEnv, spawnCli } from './helpers.js';
+
+const API_URL = 'https://api.bds.test';
+const STORAGE_URL = 'https://storage.bds.test';
+const API_TUNNEL = 'api.bds.test:443';
+const STORAGE_TUNNEL = 'storage.bds.test:443';
+const TLS_DIR = path.join(ROOT, 'test', 'fixtures', 'tls');
+const CERT = path.join(TLS_DIR, 'bds-test.crt');
 
 type ProxyMode = 'forward' | 'refuse-407' | 'fail-502';
 
 interface TestProxy {
   url: string;
-  /** host:port of every CONNECT tunnel opened, in order. */
+  /** host:port of every CONNECT tunnel asked for, in order. */
   tunnels: string[];
-  /** Absolute URIs of every plain forwarded request. */
+  /** Absolute URIs of every plain (not tunnelled) request. */
   forwarded: string[];
   /** Proxy-Authorization of every request or CONNECT, '' when absent. */
   authorizations: string[];
 }
 
-const proxies: http.Server[] = [];
+/** The test's servers and their open connections, all closed after each test. */
+const servers: { server: net.Server; sockets: Set<net.Socket> }[] = [];
 afterEach(async () => {
-  for (const server of proxies.splice(0)) {
-    server.closeAllConnections();
+  for (const { server, sockets } of servers.splice(0)) {
+    // close() waits for open connections (tunnels, hung TLS): end them first.
+    sockets.forEach((socket) => socket.destroy());
     await new Promise((resolve) => server.close(resolve));
   }
 });
 
-async function startProxy(mode: ProxyMode): Promise<TestProxy> {
+/** Listens on 127.0.0.1 until the test ends; returns the port. */
+async function listen(server: net.Server): Promise<number> {
+  const sockets = new Set<net.Socket>();
+  server.on('connection', (socket: net.Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  servers.push({ server, sockets });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return (server.address() as AddressInfo).port;
+}
+
+/**
+ * A forward proxy. 'forward' pipes a CONNECT to one of `routes` ("host:port" → a local port) there, and
+ * answers 502 to any other; the refusing modes answer every CONNECT with 407 or 502. A plain request (an
+ * absolute URI, which bds should never send) is recorded and answered 502.
+ */
+async function startProxy(mode: ProxyMode, routes: Record<string, number> = {}): Promise<TestProxy> {
   const seen: TestProxy = { url: '', tunnels: [], forwarded: [], authorizations: [] };
-  const refusal = (): { status: number; headers: Record<string, string> } =>
-    mode === 'refuse-407'
-      ? { status: 407, headers: { 'proxy-authenticate': 'Basic realm="corp"' } }
-      : { status: 502, headers: {} };
   const server = http.createServer((req, res) => {
     seen.authorizations.push(req.headers['proxy-authorization'] ?? '');
     seen.forwarded.push(req.url ?? '');
-    if (mode !== 'forward') {
-      const { status, headers } = refusal();
-      res.writeHead(status, { ...headers, 'content-type': 'text/html' }).end('<html><title>Proxy says no</title></html>');
-      return;
-    }
-    const target = new URL(req.url ?? '');
-    const headers = { ...req.headers };
-    delete headers['proxy-authorization'];
-    delete headers['proxy-connection'];
-    const upstream = http.request(target, { method: req.method, headers }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
-    upstream.on('error', () => res.destroy());
-    req.pipe(upstream);
+    res.writeHead(502, { 'content-type': 'text/html' }).end('<html><title>Proxy says no</title></html>');
   });
   server.on('connect', (req: http.IncomingMessage, client: net.Socket, head: Buffer) => {
     seen.authorizations.push(req.headers['proxy-authorization'] ?? '');
     seen.tunnels.push(req.url ?? '');
     client.on('error', () => client.destroy());
-    if (mode !== 'forward') {
-      const { status, headers } = refusal();
-      const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
-      client.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\n${lines.join('')}content-length: 0\r\n\r\n`);
+    const port = routes[req.url ?? ''];
+    if (mode !== 'forward' || port === undefined) {
+      const status = mode === 'refuse-407' ? 407 : 502;
+      const authenticate = status === 407 ? 'proxy-authenticate: Basic realm="corp"\r\n' : '';
+      client.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\n${authenticate}content-length: 0\r\n\r\n`);
       return;
     }
-    const [host, port] = (req.url ?? '').split(':');
-    const upstream = net.connect(Number(port), host, () => {
+    const upstream = net.connect(port, '127.0.0.1', () => {
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       upstream.write(head);
       upstream.pipe(client);
@@ -73,70 +87,103 @@ async function startProxy(mode: ProxyMode): Promise<TestProxy> {
     upstream.on('error', () => client.destroy());
     client.on('close', () => upstream.destroy());
   });
-  proxies.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  seen.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  seen.url = `http://127.0.0.1:${await listen(server)}`;
   return seen;
+}
+
+/** TLS for *.bds.test in front of a plain local port: what the proxy's tunnel reaches. */
+async function startTlsFront(target: string): Promise<number> {
+  const options = { key: readFileSync(path.join(TLS_DIR, 'bds-test.key')), cert: readFileSync(CERT) };
+  const server = tls.createServer(options, (socket) => {
+    const upstream = net.connect(Number(new URL(target).port), '127.0.0.1');
+    socket.pipe(upstream).pipe(socket);
+    socket.on('error', () => upstream.destroy());
+    upstream.on('error', () => socket.destroy());
+  });
+  return listen(server);
+}
+
+/** The sandbox as https://api.bds.test and https://storage.bds.test, reachable only through the proxy. */
+async function sandboxBehindProxy(): Promise<{ box: Sandbox; proxy: TestProxy }> {
+  const box = await sandbox({ publicUrls: { api: API_URL, storage: STORAGE_URL } });
+  const routes = { [API_TUNNEL]: await startTlsFront(box.baseUrl), [STORAGE_TUNNEL]: await startTlsFront(box.storageUrl) };
+  return { box, proxy: await startProxy('forward', routes) };
+}
+
+/** A spawned CLI's environment for the proxied API: its key, the base URL and trust in the test certificate. */
+function proxiedEnv(box: Sandbox, extra: Record<string, string>): Record<string, string> {
+  return { BDS_BASE_URL: API_URL, BDS_API_KEY: box.keys.test, NODE_EXTRA_CA_CERTS: CERT, ...extra };
 }
 
 const withCredentials = (url: string): string => url.replace('http://', 'http://proxyuser:s3cr3t-pass@');
 
 describe('proxies', () => {
   it('sends the API requests and the upload through HTTPS_PROXY/HTTP_PROXY', async () => {
-    const box = await sandbox();
-    const proxy = await startProxy('forward');
+    const { box, proxy } = await sandboxBehindProxy();
     const folder = makeFolder();
-    const res = await run(['deliver', folder.dir, '--period', '2024-05', '--source', newSource(box)], {
-      env: sandboxEnv(box, { HTTP_PROXY: proxy.url, HTTPS_PROXY: proxy.url }),
+    const res = await spawnCli(['deliver', folder.dir, '--period', '2024-05', '--source', newSource(box)], {
+      env: proxiedEnv(box, { HTTP_PROXY: proxy.url, HTTPS_PROXY: proxy.url }),
     });
     expect(res.stderr).not.toContain('bds:');
     expect(res.code).toBe(0);
-    const api = new URL(box.baseUrl).host;
-    const storage = new URL(box.storageUrl).host;
-    // EnvHttpProxyAgent tunnels http:// targets too; nothing went around the proxy.
-    expect(proxy.tunnels).toContain(api);
-    expect(proxy.tunnels).toContain(storage);
+    // Tunnels only, to the API and to the storage host; nothing went around the proxy.
+    expect(proxy.tunnels).toContain(API_TUNNEL);
+    expect(proxy.tunnels).toContain(STORAGE_TUNNEL);
+    expect(new Set(proxy.tunnels)).toEqual(new Set([API_TUNNEL, STORAGE_TUNNEL]));
     expect(proxy.forwarded).toEqual([]);
     expect(box.store.batches()[0]!.status).toBe('received');
+    expect(box.requests.filter((r) => r.server === 'storage' && r.route === 'upload')).toHaveLength(1);
   });
 
-  it('honours lower-case http_proxy, and NO_PROXY sends a host direct', async () => {
-    const box = await sandbox();
-    const proxy = await startProxy('forward');
-    const folder = makeFolder();
-    // The API by the name localhost (excluded by NO_PROXY); the upload URL the sandbox signs is 127.0.0.1.
-    const baseUrl = box.baseUrl.replace('127.0.0.1', 'localhost');
-    expect(new URL(box.storageUrl).hostname).toBe('127.0.0.1');
-    const res = await run(['deliver', folder.dir, '--period', '2024-05', '--source', newSource(box)], {
-      env: sandboxEnv(box, { BDS_BASE_URL: baseUrl, http_proxy: proxy.url, NO_PROXY: 'localhost' }),
-    });
+  it.each([
+    ['https_proxy', 'HTTPS_PROXY'],
+    ['http_proxy', 'HTTP_PROXY'],
+  ])('honours lower-case %s over %s', async (lower, upper) => {
+    const { box, proxy } = await sandboxBehindProxy();
+    const ignored = await startProxy('refuse-407');
+    const res = await spawnCli(['whoami'], { env: proxiedEnv(box, { [lower]: proxy.url, [upper]: ignored.url }) });
     expect(res.stderr).not.toContain('bds:');
     expect(res.code).toBe(0);
-    expect(proxy.tunnels).toEqual([new URL(box.storageUrl).host]);
-    expect(box.requests.filter((r) => r.server === 'api').length).toBeGreaterThanOrEqual(3);
+    expect(proxy.tunnels).toEqual([API_TUNNEL]);
+    expect(ignored.tunnels).toEqual([]);
+  });
+
+  it('NO_PROXY sends a host direct', async () => {
+    const proxy = await startProxy('forward');
+    // Direct, bds looks the name up itself: only the proxy knows it, so "no such host" shows the way it went.
+    const res = await run(['whoami'], {
+      env: { BDS_BASE_URL: API_URL, BDS_API_KEY: 'svc_test_0123456789', HTTPS_PROXY: proxy.url, NO_PROXY: 'api.bds.test' },
+    });
+    expect(res.code).toBe(5);
+    expect(res.stderr).toMatch(/^bds: GET https:\/\/api\.bds\.test\/api\/v1\/me failed: (no such host|name lookup failed)/m);
+    expect(proxy.tunnels).toEqual([]);
+    expect(proxy.forwarded).toEqual([]);
   });
 
   it('reads proxy variables from its own environment only, never from process.env behind its back', async () => {
-    const box = await sandbox();
     const proxy = await startProxy('forward');
     // undici's EnvHttpProxyAgent falls back to process.env for a setting it is not given.
-    const saved = process.env.HTTP_PROXY;
-    process.env.HTTP_PROXY = proxy.url;
+    const names = ['HTTP_PROXY', 'HTTPS_PROXY', 'http_proxy', 'https_proxy'];
+    const saved = names.map((name) => process.env[name]);
+    for (const name of names) process.env[name] = proxy.url;
     try {
-      const res = await run(['whoami'], { env: sandboxEnv(box) });
-      expect(res.code).toBe(0);
+      const res = await run(['whoami'], { env: { BDS_BASE_URL: API_URL, BDS_API_KEY: 'svc_test_0123456789' } });
+      expect(res.code).toBe(5);
+      expect(res.stderr).toMatch(/no such host|name lookup failed/);
     } finally {
-      if (saved === undefined) delete process.env.HTTP_PROXY;
-      else process.env.HTTP_PROXY = saved;
+      names.forEach((name, i) => {
+        if (saved[i] === undefined) delete process.env[name];
+        else process.env[name] = saved[i];
+      });
     }
     expect(proxy.tunnels).toEqual([]);
   });
 
   it('a proxy asking for credentials (407) ends with exit 5, naming the proxy without its credentials', async () => {
-    const box = await sandbox();
     const proxy = await startProxy('refuse-407');
     const proxyUrl = withCredentials(proxy.url);
-    const res = await run(['whoami', '--verbose'], { env: sandboxEnv(box, { HTTPS_PROXY: proxyUrl, HTTP_PROXY: proxyUrl }) });
+    const env = { BDS_BASE_URL: API_URL, BDS_API_KEY: 'svc_test_0123456789' };
+    const res = await run(['whoami', '--verbose'], { env: { ...env, HTTPS_PROXY: proxyUrl, HTTP_PROXY: proxyUrl } });
     expect(res.code).toBe(5);
     expect(res.stderr).toContain(`the proxy http://REDACTED@127.0.0.1:${new URL(proxy.url).port}/`);
     expect(res.stderr).toMatch(/407/);
@@ -148,22 +195,20 @@ describe('proxies', () => {
       expect(res.stdout).not.toContain(secret);
     }
     // Not retried: another attempt would be refused the same way.
-    expect(proxy.tunnels.length).toBe(1);
-    expect(box.requests.length).toBe(0);
+    expect(proxy.tunnels).toEqual([API_TUNNEL]);
 
-    const without = await run(['whoami'], { env: sandboxEnv(box, { HTTP_PROXY: proxy.url }) });
+    const without = await run(['whoami'], { env: { ...env, HTTP_PROXY: proxy.url } });
     expect(without.code).toBe(5);
     expect(without.stderr).toContain(`the proxy ${proxy.url}/ answered 407`);
     expect(without.stderr).toContain('hint: put the proxy user and password in HTTPS_PROXY/HTTP_PROXY');
   });
 
   it('a failing proxy (502) is retried, then ends with exit 5 naming the proxy', async () => {
-    const box = await sandbox();
     const proxy = await startProxy('fail-502');
     const proxyUrl = withCredentials(proxy.url);
     const folder = makeFolder();
-    const res = await run(['deliver', folder.dir, '--period', '2024-05', '--source', newSource(box), '--json'], {
-      env: sandboxEnv(box, { HTTP_PROXY: proxyUrl }),
+    const res = await run(['deliver', folder.dir, '--period', '2024-05', '--source', 'src_0123456789abcdef', '--json'], {
+      env: { BDS_BASE_URL: API_URL, BDS_API_KEY: 'svc_test_0123456789', HTTP_PROXY: proxyUrl },
     });
     expect(res.code).toBe(5);
     expect(res.stderr).toContain(`the proxy http://REDACTED@127.0.0.1:${new URL(proxy.url).port}/`);
@@ -171,6 +216,30 @@ describe('proxies', () => {
     expect(res.stderr + res.stdout).not.toContain('s3cr3t-pass');
     expect(res.json().error.exit_code).toBe(5);
     expect(proxy.tunnels.length).toBeGreaterThan(1);
-    expect(box.requests.length).toBe(0);
+    expect(new Set(proxy.tunnels)).toEqual(new Set([API_TUNNEL]));
+  });
+
+  it('loopback always goes direct: with HTTPS_PROXY/HTTP_PROXY and no NO_PROXY, the sandbox works and the proxy sees nothing', async () => {
+    const box = await sandbox();
+    const source = newSource(box);
+    const proxy = await startProxy('refuse-407');
+    const proxies = { HTTPS_PROXY: proxy.url, HTTP_PROXY: proxy.url, https_proxy: proxy.url, http_proxy: proxy.url };
+    for (const [host, period] of [
+      ['127.0.0.1', '2024-05'],
+      ['localhost', '2024-06'],
+    ] as const) {
+      const folder = makeFolder();
+      const baseUrl = box.baseUrl.replace('127.0.0.1', host);
+      const res = await run(['deliver', folder.dir, '--period', period, '--source', source], {
+        env: sandboxEnv(box, { ...proxies, BDS_BASE_URL: baseUrl }),
+      });
+      expect(res.stderr).not.toContain('bds:');
+      expect(res.code).toBe(0);
+    }
+    expect(box.store.batches().map((b) => b.status)).toEqual(['received', 'received']);
+    // Neither the key (API requests) nor the file (upload to 127.0.0.1) went through the proxy.
+    expect(proxy.tunnels).toEqual([]);
+    expect(proxy.forwarded).toEqual([]);
+    expect(proxy.authorizations).toEqual([]);
   });
 });

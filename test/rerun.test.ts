@@ -1,20 +1,31 @@
 // Re-runs and concurrent runs: the same command run again never delivers a second batch, a delivered period
 // from another file needs --force, a rejected batch does not block, and two runs at once do not both deliver.
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { RecordStore } from '../src/core/delivery/record-store.js';
 import { takeLock } from '../src/core/delivery/lock.js';
 import { canonicalApi } from '../src/core/api/url-rules.js';
+import { InterruptedError } from '../src/core/errors.js';
 import { stateDir } from '../src/core/settings/dirs.js';
 import type { Sandbox } from '../src/sandbox/emulator.js';
-import { count, deliverTo, makeFolder, newSource, sandbox, statuses, tempDir } from './helpers.js';
+import { count, deliverTo, expectOneReceived, makeFolder, newSource, REPORT, RECORDS_SCHEMA, sandbox, statuses, tempDir, type Folder } from './helpers.js';
 
 const PERIOD = '2024-05';
 
 /** Routes of the requests made since `from`. */
 function routesSince(box: Sandbox, from: number): string[] {
   return box.requests.slice(from).map((r) => r.route);
+}
+
+/** A delivery stopped by Ctrl-C while the storage host holds its upload: its record says `created`. */
+async function interruptedDuringUpload(box: Sandbox, folder: Folder, home: string): Promise<void> {
+  box.faults.add({ route: 'upload', hang: true });
+  const controller = new AbortController();
+  const running = deliverTo(box, folder, { home, signal: controller.signal });
+  while (count(box, 'upload') === 0) await new Promise((r) => setTimeout(r, 10));
+  controller.abort(new InterruptedError('SIGINT'));
+  expect((await running).code).toBe(130);
 }
 
 describe('5. re-runs', () => {
@@ -93,6 +104,192 @@ describe('5. re-runs', () => {
   });
 });
 
+describe('--skip-delivered: CI runners and other machines that keep no records', () => {
+  it('a period delivered from another file counts as delivered: exit 0, skipped, nothing sent, a warning for the count', async () => {
+    const box = await sandbox();
+    expect((await deliverTo(box, makeFolder({ records: 3 }))).code).toBe(0);
+    const [delivered] = box.store.batches();
+    const other = makeFolder({ records: 4 });
+
+    // A fresh HOME each run: no delivery record on this machine.
+    expect((await deliverTo(box, other)).code).toBe(4);
+    const before = box.requests.length;
+    const json = await deliverTo(box, other, { args: ['--skip-delivered', '--json'] });
+    expect(json.code, json.stderr).toBe(0);
+    expect(json.json()).toMatchObject({ batch: { id: delivered!.id, status: 'received' }, record_count: 4, skipped: true });
+    expect(json.stderr).toContain(
+      `warning: ${delivered!.id} counts 3 records, this file 4: it came from another file (--skip-delivered counts it as delivered)`,
+    );
+    const text = await deliverTo(box, other, { args: ['--skip-delivered'] });
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(new RegExp(`^Already delivered as ${delivered!.id} \\(received\\); nothing was sent\\.`));
+    const dryRun = await deliverTo(box, other, { args: ['--skip-delivered', '--dry-run'] });
+    expect(dryRun.stdout).toContain(`Would:     nothing: already delivered as ${delivered!.id} (received)`);
+    expect(routesSince(box, before)).toEqual(['list', 'list', 'list']);
+    expect(statuses(box)).toEqual(['received']);
+  });
+
+  it('the same file: no warning; a rejected or unfinished batch does not count', async () => {
+    const box = await sandbox();
+    const folder = makeFolder();
+    expect((await deliverTo(box, folder)).code).toBe(0);
+    const same = await deliverTo(box, folder, { args: ['--skip-delivered'] });
+    expect(same.code).toBe(0);
+    expect(same.stderr).not.toContain('warning:');
+    expect(same.stdout).toMatch(/^Already delivered as bat_\w+ \(received\)/);
+
+    box.store.setStatus(box.store.batches()[0]!.id, 'rejected');
+    box.faults.add({ route: 'upload', status: 400 });
+    expect((await deliverTo(box, folder, { args: ['--skip-delivered'] })).code).toBe(4);
+    expect(statuses(box)).toEqual(['awaiting_upload', 'rejected']);
+    const delivered = await deliverTo(box, folder, { args: ['--skip-delivered', '--json'] });
+    expect(delivered.code, delivered.stderr).toBe(0);
+    expect(delivered.json().skipped).toBe(false);
+    expect(statuses(box)).toEqual(['awaiting_upload', 'received', 'rejected']);
+  });
+});
+
+describe('re-runs after the report or schema changed', () => {
+  /** The Idempotency-Key of each create the sandbox received, in order. */
+  function createKeys(box: Sandbox): string[] {
+    return box.requests.filter((r) => r.route === 'create').map((r) => String(r.headers['idempotency-key']));
+  }
+
+  /** A delivery that gave up (exit 5) after losing every answer to its create: its record has no batch id. */
+  async function everyCreateAnswerLost(box: Sandbox, folder: Folder, home: string): Promise<void> {
+    box.faults.add({ route: 'create', loseResponse: true, times: 6 });
+    expect((await deliverTo(box, folder, { home })).code).toBe(5);
+    expect(statuses(box)).toEqual(['awaiting_upload']);
+  }
+
+  it('interrupted mid-upload, then report.json fixed: a fresh batch, and the old one is never confirmed', async () => {
+    const box = await sandbox();
+    const folder = makeFolder();
+    const home = tempDir();
+    await interruptedDuringUpload(box, folder, home);
+    const [old] = box.store.batches();
+
+    const fixed = { ...REPORT, totals: { rows_out: 3, reidentified: 0 } };
+    writeFileSync(path.join(folder.dir, 'report.json'), JSON.stringify(fixed));
+    const again = await deliverTo(box, folder, { home, args: ['--json'] });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toContain(
+      `warning: the report or schema changed since the interrupted delivery of ${old!.id}; ` +
+        `delivering a fresh batch (${old!.id} stays awaiting_upload and is never confirmed)`,
+    );
+    const delivered = again.json().batch.id;
+    expect(delivered).not.toBe(old!.id);
+    expect(box.store.batch(old!.id)!.status).toBe('awaiting_upload');
+    expect(box.store.batch(delivered)!.report).toEqual(fixed);
+    expectOneReceived(box, folder);
+    const keys = createKeys(box);
+    expect(keys).toHaveLength(2);
+    expect(keys[1]).not.toBe(keys[0]);
+  });
+
+  it('every create answer lost, then report.json regenerated: the re-run delivers instead of an Idempotency-Key refusal', async () => {
+    const box = await sandbox();
+    const folder = makeFolder();
+    const home = tempDir();
+    await everyCreateAnswerLost(box, folder, home);
+
+    writeFileSync(path.join(folder.dir, 'report.json'), JSON.stringify({ ...REPORT, tool: 'scrubkit 3.4.2' }));
+    const again = await deliverTo(box, folder, { home });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toContain('warning: the report or schema changed since the interrupted delivery; delivering a fresh batch');
+    expect(statuses(box)).toEqual(['awaiting_upload', 'received']);
+    expectOneReceived(box, folder);
+    expect(new Set(createKeys(box)).size).toBe(2);
+  });
+
+  it('every create answer lost, then schema.json regenerated: --force delivers too', async () => {
+    const box = await sandbox();
+    const folder = makeFolder();
+    const home = tempDir();
+    await everyCreateAnswerLost(box, folder, home);
+
+    const [orders] = Object.values(RECORDS_SCHEMA.objects);
+    const schema = { ...RECORDS_SCHEMA, objects: { orders: [...orders!, { name: 'currency', role: 'attribute', kind: 'string' }] } };
+    writeFileSync(path.join(folder.dir, 'schema.json'), JSON.stringify(schema));
+    const forced = await deliverTo(box, folder, { home, args: ['--force'] });
+    expect(forced.code, forced.stderr).toBe(0);
+    expect(forced.stderr).toContain('the report or schema changed since the interrupted delivery');
+    const received = box.store.batches().filter((b) => b.status === 'received');
+    expect(received.map((b) => b.schema)).toEqual([schema]);
+    expectOneReceived(box, folder);
+  });
+
+  it('an unchanged report and schema, key order aside, resume the interrupted batch', async () => {
+    const box = await sandbox();
+    const folder = makeFolder();
+    const home = tempDir();
+    await everyCreateAnswerLost(box, folder, home);
+
+    // The same report, its keys written in another order (another JSON writer, say): the same meaning.
+    const { tool, files, totals } = REPORT;
+    writeFileSync(path.join(folder.dir, 'report.json'), JSON.stringify({ totals, files, tool }, null, 4));
+    const again = await deliverTo(box, folder, { home });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toContain('resuming an interrupted delivery');
+    expect(again.stderr).not.toContain('warning:');
+    expect(statuses(box)).toEqual(['received']);
+    expect(new Set(createKeys(box)).size).toBe(1);
+  });
+});
+
+describe('a delivery record that cannot be read', () => {
+  it('is set aside as <file>.corrupt with a warning, and the delivery goes on from the server\'s list', async () => {
+    const box = await sandbox();
+    const folder = makeFolder();
+    const home = tempDir();
+    await interruptedDuringUpload(box, folder, home);
+
+    const dir = path.join(home, '.local', 'state', 'bds', 'deliveries');
+    const [name] = readdirSync(dir).filter((f) => f.endsWith('.json'));
+    const file = path.join(dir, name!);
+    const corrupt = readFileSync(file, 'utf8').slice(0, 40);
+    writeFileSync(file, corrupt);
+
+    const again = await deliverTo(box, folder, { home });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toContain(
+      `warning: the delivery record ${file} could not be read; it was set aside as ${file}.corrupt and this delivery starts from the server's list`,
+    );
+    expect(readFileSync(`${file}.corrupt`, 'utf8')).toBe(corrupt);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ step: 'completed', status: 'received' });
+    expect(statuses(box)).toEqual(['awaiting_upload', 'received']);
+    expectOneReceived(box, folder);
+  });
+});
+
+describe('one API, several spellings', () => {
+  it('canonicalApi: scheme, lower-case host, every loopback name as one, no default port, no trailing slash', () => {
+    const canonical = (url: string) => canonicalApi(new URL(url));
+    const loopback = ['http://127.0.0.1:8787', 'http://localhost:8787/', 'http://LocalHost:8787', 'http://[::1]:8787/', 'http://127.0.0.2:8787'];
+    expect(new Set(loopback.map(canonical))).toEqual(new Set(['http://loopback:8787']));
+    const remote = ['https://api.example.com', 'https://API.Example.COM/', 'https://api.example.com:443', 'https://api.example.com//'];
+    expect(new Set(remote.map(canonical))).toEqual(new Set(['https://api.example.com']));
+    expect(canonical('https://api.example.com/bds/')).toBe('https://api.example.com/bds');
+    // Different APIs stay apart: scheme, port, path.
+    const apart = ['http://api.example.com', 'https://api.example.com', 'https://api.example.com:8443', 'https://api.example.com/v2', 'http://127.0.0.1:8788'];
+    expect(new Set(apart.map(canonical)).size).toBe(apart.length);
+  });
+
+  it('delivered via http://127.0.0.1:PORT, run again via http://localhost:PORT/: already delivered, nothing sent', async () => {
+    const box = await sandbox();
+    const folder = makeFolder();
+    const home = tempDir();
+    expect((await deliverTo(box, folder, { home })).code).toBe(0);
+    const before = box.requests.length;
+    const localhost = `${box.baseUrl.replace('127.0.0.1', 'localhost')}/`;
+    const again = await deliverTo(box, folder, { home, env: { BDS_BASE_URL: localhost } });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toMatch(/^Already delivered as bat_\w+ \(received\); nothing was sent\./);
+    expect(routesSince(box, before)).toEqual(['list']);
+    expect(statuses(box)).toEqual(['received']);
+  });
+});
+
 describe('8. two bds processes at once', () => {
   function holdLock(box: Sandbox, home: string, source: string, pid: number): void {
     const records = new RecordStore(stateDir({ XDG_STATE_HOME: path.join(home, '.local', 'state') }, home));
@@ -142,7 +339,11 @@ describe('8. two bds processes at once', () => {
     expect(readdirSync(dir).filter((f) => f.endsWith('.lock'))).toEqual([]);
   });
 
-  it('two runs of the same delivery at once: one delivers, the other stops with exit 6', async () => {
+  it.each([
+    ['two runs of the same delivery at once', (url: string) => url],
+    // One API, two spellings: one lock (the lock is keyed by canonicalApi).
+    ['two runs at once via http://127.0.0.1:PORT and http://LOCALHOST:PORT/', (url: string) => `${url.replace('127.0.0.1', 'LOCALHOST')}/`],
+  ])('%s: one delivers, the other stops with exit 6', async (_, spelling) => {
     const box = await sandbox();
     const folder = makeFolder();
     const home = tempDir();
@@ -151,7 +352,12 @@ describe('8. two bds processes at once', () => {
     box.faults.add({ route: 'upload', delayMs: 1500 });
     const first = deliverTo(box, folder, { home, pid: 1001, http: { idleTimeoutMs: 5_000, headersTimeoutMs: 5_000 } });
     while (count(box, 'upload') === 0) await new Promise((r) => setTimeout(r, 10));
-    const second = await deliverTo(box, folder, { home, pid: 1002, isProcessAlive: (pid) => pid === 1001 });
+    const second = await deliverTo(box, folder, {
+      home,
+      pid: 1002,
+      isProcessAlive: (pid) => pid === 1001,
+      env: { BDS_BASE_URL: spelling(box.baseUrl) },
+    });
     expect(second.code).toBe(6);
     expect(second.stderr).toContain('pid 1001');
     expect((await first).code).toBe(0);

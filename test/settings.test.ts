@@ -1,11 +1,12 @@
 // Settings: flags over environment over the config file; key files; finding, naming and refusing config files;
 // profiles; the warning for a config file that others can read.
 
-import { chmodSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { cacheDir, configHome, stateDir } from '../src/core/settings/dirs.js';
 import type { Sandbox } from '../src/sandbox/emulator.js';
-import { makeFolder, newSource, run, sandbox, tempDir, type RunResult } from './helpers.js';
+import { makeFolder, newSource, run, sandbox, spawnCli, tempDir, type RunResult } from './helpers.js';
 
 /** A value that fails the base URL check at once (exit 2), so that using it by mistake shows. */
 const WRONG_URL = 'http://wrong.example.com';
@@ -244,6 +245,26 @@ describe('naming the config file', () => {
     expect(found.stderr).not.toContain('leaked_secret');
   });
 
+  it('found by the search and broken: exit 2 naming it, and no text of it in any output, --json and --verbose included', async () => {
+    const secret = 'svc_live_leaked_secret_0a1b2c3d4e5f';
+    const home = tempDir();
+    const broken: [string, string][] = [
+      [path.join(home, 'package.json'), `{ "name": "pipeline", "bds": { "apiKey": "${secret}", }, }`],
+      [path.join(home, '.bdsrc.yaml'), `apiKey: "${secret}\nbaseUrl: [\n`],
+      [path.join(globalDir, 'config'), `apiKey: ${secret}\n  - : [\n`],
+    ];
+    for (const [file, text] of broken) {
+      writeConfig(file, text);
+      for (const args of [['whoami', '--json'], ['whoami', '--verbose']]) {
+        const res = await run(args, { home });
+        expectUsageError(res, `cannot read the config file ${file}: not valid JSON or YAML`);
+        expect(`${res.stdout}${res.stderr}`).not.toContain('leaked_secret');
+        if (args.includes('--json')) expect(res.json().error.message).toContain(file);
+      }
+      rmSync(file);
+    }
+  });
+
   it('that holds no object of settings is a usage error', async () => {
     const home = tempDir();
     const file = writeConfig(path.join(home, '.bdsrc.json'), ['svc_live_x']);
@@ -305,6 +326,90 @@ describe('a config file that runs code', () => {
     const res = await run(['whoami'], { home, env: { BDS_BASE_URL: box.baseUrl, BDS_API_KEY: box.keys.live } });
     expect(res.code, res.stderr).toBe(0);
     expect(existsSync(marker)).toBe(false);
+  });
+});
+
+describe("other tools' files in the working folder", () => {
+  // cosmiconfig read a "meta config" (package.json, .config/config.*) from the process's own working folder as
+  // soon as bds set it up, outside bds's error handling: these run bin/bds.js in that folder.
+  const secret = 'svc_live_leaked_secret_5a4b3c2d1e0f';
+
+  it('a package.json that does not parse is exit 2 naming it; its key is never shown, --json and --verbose included', async () => {
+    const dir = tempDir();
+    const file = writeConfig(path.join(dir, 'package.json'), `{\n  "name": "pipeline",\n  "bds": {\n    "apiKey": "${secret}",\n  },\n}\n`);
+    for (const args of [['whoami'], ['whoami', '--json'], ['list', '--verbose']]) {
+      const res = await spawnCli(args, { cwd: dir, env: { HOME: dir } });
+      expect(res.code, res.stderr).toBe(2);
+      expect(res.stderr).toMatch(new RegExp(`^bds: cannot read the config file ${file}: not valid JSON or YAML`, 'm'));
+      expect(res.stderr).not.toContain('a bug in bds');
+      expect(`${res.stdout}${res.stderr}`).not.toContain('leaked_secret');
+      if (args.includes('--json')) expect(JSON.parse(res.stdout).error).toMatchObject({ exit_code: 2, message: expect.stringContaining(file) });
+    }
+  });
+
+  it('.config/config.json with a "bds" key is no config place of bds', async () => {
+    const box = await sandbox();
+    const dir = tempDir();
+    writeConfig(path.join(dir, '.config', 'config.json'), { bds: { apiKey: box.keys.live, baseUrl: box.baseUrl } });
+    const res = await spawnCli(['whoami'], { cwd: dir, env: { HOME: dir, BDS_BASE_URL: box.baseUrl } });
+    expect(res.code, res.stderr).toBe(3);
+    expect(res.stderr).toMatch(/^bds: no API key/m);
+    expect(box.requests).toHaveLength(0);
+  });
+
+  it("another tool's .config/config.js is neither run nor in the way", async () => {
+    const box = await sandbox();
+    const dir = tempDir();
+    const marker = path.join(dir, 'ran');
+    writeConfig(
+      path.join(dir, '.config', 'config.js'),
+      `require('node:fs').writeFileSync(${JSON.stringify(marker)}, 'ran');\nthrow new Error('this file is for another tool');\n`,
+    );
+    const res = await spawnCli(['whoami'], { cwd: dir, env: { HOME: dir, BDS_BASE_URL: box.baseUrl, BDS_API_KEY: box.keys.live } });
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stdout).toContain('Sandbox Seller');
+    expect(existsSync(marker)).toBe(false);
+  });
+});
+
+describe('XDG folders', () => {
+  // The XDG base directory specification: a relative path in these variables is invalid and must be ignored.
+  it('a relative XDG_STATE_HOME, XDG_CACHE_HOME or XDG_CONFIG_HOME is ignored', () => {
+    const home = '/home/me';
+    const relative = { XDG_STATE_HOME: 'state', XDG_CACHE_HOME: './cache', XDG_CONFIG_HOME: 'conf' };
+    expect(stateDir(relative, home)).toBe('/home/me/.local/state/bds');
+    expect(cacheDir(relative, home)).toBe('/home/me/.cache/bds');
+    expect(configHome(relative, home)).toBe('/home/me/.config');
+    const absolute = { XDG_STATE_HOME: '/var/state', XDG_CACHE_HOME: '/var/cache', XDG_CONFIG_HOME: '/etc/xdg' };
+    expect(stateDir(absolute, home)).toBe('/var/state/bds');
+    expect(cacheDir(absolute, home)).toBe('/var/cache/bds');
+    expect(configHome(absolute, home)).toBe('/etc/xdg');
+  });
+
+  it('a relative XDG_STATE_HOME keeps the delivery records in ~/.local/state, not in the working folder', async () => {
+    const box = await sandbox();
+    const home = tempDir();
+    const cwd = tempDir();
+    const { dir } = makeFolder();
+    const res = await run(['deliver', dir, '--period', '2024-05', '--source', newSource(box)], {
+      home,
+      cwd,
+      env: { BDS_BASE_URL: box.baseUrl, BDS_API_KEY: box.keys.test, XDG_STATE_HOME: 'state' },
+    });
+    expect(res.code, res.stderr).toBe(0);
+    expect(readdirSync(cwd)).toEqual([]);
+    expect(readdirSync(path.join(home, '.local', 'state', 'bds', 'deliveries')).filter((f) => f.endsWith('.json'))).toHaveLength(1);
+  });
+
+  it('a relative XDG_CONFIG_HOME is not searched; ~/.config/bds is', async () => {
+    const box = await sandbox();
+    const home = tempDir();
+    const cwd = tempDir();
+    writeConfig(path.join(cwd, 'conf', 'bds', 'config.json'), { apiKey: 'svc_live_from_the_working_folder_0' });
+    const file = writeConfig(path.join(home, '.config', 'bds', 'config.json'), { apiKey: box.keys.live });
+    const res = await run(['whoami', '--json'], { home, cwd, env: { BDS_BASE_URL: box.baseUrl, XDG_CONFIG_HOME: 'conf' } });
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.json().keySource).toBe(`config file ${file}`);
   });
 });
 

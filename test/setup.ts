@@ -4,6 +4,9 @@ import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
+// npm's cache stays where it was, so that an offline install (package.test.ts) finds what `npm ci` fetched;
+// `npm test` passes it on as npm_config_cache, vitest run directly (CI on Node 22 and 24) does not.
+process.env.npm_config_cache ??= path.join(os.homedir(), '.npm');
 const home = mkdtempSync(path.join(os.tmpdir(), 'bds-test-home-'));
 process.env.HOME = home;
 process.env.XDG_CONFIG_HOME = path.join(home, '.config');

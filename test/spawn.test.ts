@@ -1,8 +1,12 @@
 // bin/bds.js as a user runs it: a real process, real stdout/stderr pipes, real exit codes.
+import { execFile } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { packageVersion } from '../src/core/version.js';
-import { makeFolder, newSource, ROOT, sandbox, sandboxEnv, spawnCli } from './helpers.js';
+import { BIN, makeFolder, newSource, ROOT, sandbox, sandboxEnv, spawnCli, tempDir } from './helpers.js';
 
 describe('bin/bds.js', () => {
   it('--version and --help', async () => {
@@ -89,5 +93,56 @@ describe('bin/bds.js', () => {
     expect(res.stderr).not.toMatch(/Unhandled|EPIPE/);
     expect(res.code).toBe(0);
     expect(box.store.batches()[0]!.status).toBe('received');
+  });
+
+  it('`bds list` into a pipe closed early (| head -1) still exits 0', async () => {
+    const box = await sandbox();
+    const source = newSource(box);
+    // A line to print, so that the write meets the closed pipe.
+    box.store.createBatch({
+      ...{ source_id: source, product: 'records', period: '2024-05', record_count: 1, schema: {} },
+      ...{ report: { tool: 't', files: [], totals: {} }, client: null, key_id: 'k', idempotency_key: null },
+    });
+    const res = await spawnCli(['list', '--source', source], { env: sandboxEnv(box), onSpawn: (child) => child.stdout!.destroy() });
+    expect(res.stderr).toBe('');
+    expect(res.code).toBe(0);
+  });
+
+  it.skipIf(!existsSync('/dev/full'))('a result that cannot be written (stdout on a full disk) is exit 2 with a message', async () => {
+    const box = await sandbox();
+    const source = newSource(box);
+    const full = openSync('/dev/full', 'w');
+    try {
+      const res = await spawnCli(['list', '--source', source, '--json'], { env: sandboxEnv(box), stdoutFd: full });
+      expect(res.code).toBe(2);
+      expect(res.stderr).toBe('bds: cannot write the result to stdout: ENOSPC: no space left on device, write\n');
+    } finally {
+      closeSync(full);
+    }
+  });
+
+  it('a working folder deleted under the shell is one line and exit 2, and --version still works', async () => {
+    const box = await sandbox();
+    const inDeletedFolder = async (...argv: string[]) => {
+      const dir = path.join(tempDir(), 'gone');
+      mkdirSync(dir);
+      // The shell stands in the folder, removes it, then runs bds there.
+      const script = 'cd "$1" && rmdir "$1" && shift && exec "$@"';
+      return promisify(execFile)('sh', ['-c', script, 'sh', dir, process.execPath, BIN, ...argv], {
+        env: { PATH: process.env.PATH ?? '', HOME: tempDir(), ...sandboxEnv(box) },
+      }).then(
+        ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+        (error: { code: number; stdout: string; stderr: string }) => error,
+      );
+    };
+    const res = await inDeletedFolder('whoami');
+    expect(res.code).toBe(2);
+    expect(res.stderr).toBe(
+      'bds: the working folder no longer exists (it was deleted or moved)\nhint: cd to an existing folder and run the command again\n',
+    );
+    expect(box.requests).toHaveLength(0);
+    const version = await inDeletedFolder('--version');
+    expect(version.code).toBe(0);
+    expect(version.stdout.trim()).toBe(packageVersion());
   });
 });

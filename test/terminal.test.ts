@@ -2,9 +2,11 @@
 // themselves: NO_COLOR and --no-color must still mean no colour codes at all.
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { BIN, makeFolder, newSource, sandbox, sandboxEnv, tempDir } from './helpers.js';
+import { BDS_COMMAND, makeFolder, newSource, sandbox, sandboxEnv, tempDir } from './helpers.js';
 
 const SGR_COLOUR = /\u001b\[(3\d|9\d|1|2)(;\d+)*m/;
+/** A frame of ora's default spinner (dots). */
+const SPINNER_FRAME = /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]/;
 const hasScript = (() => {
   try {
     execFileSync('script', ['--version'], { stdio: 'ignore' });
@@ -16,7 +18,7 @@ const hasScript = (() => {
 
 async function onTerminal(env: Record<string, string>, args: string[]): Promise<string> {
   const { spawn } = await import('node:child_process');
-  const command = [process.execPath, BIN, ...args].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
+  const command = [...BDS_COMMAND, ...args].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
   return new Promise((resolve, reject) => {
     const child = spawn('script', ['-qec', `stty cols 100; ${command}`, '/dev/null'], {
       env: { PATH: process.env.PATH ?? '', TERM: 'xterm', HOME: tempDir(), ...env },
@@ -39,6 +41,7 @@ describe.skipIf(!hasScript)('on a real terminal', () => {
     const coloured = await onTerminal(env, ['deliver', folder.dir, '--period', '2024-05', '--force']);
     expect(coloured).toContain('Delivered');
     expect(coloured).toMatch(SGR_COLOUR);
+    expect(coloured).toMatch(SPINNER_FRAME);
     const noColor = await onTerminal({ ...env, NO_COLOR: '1' }, ['deliver', folder.dir, '--period', '2024-05', '--force']);
     expect(noColor).toContain('Delivered');
     expect(noColor).not.toMatch(SGR_COLOUR);

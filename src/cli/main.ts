@@ -110,14 +110,10 @@ function failure(error: unknown, running: CommandSpec | undefined): unknown {
 }
 
 /** An error: one line (and a hint), a stack trace only with --verbose; with --json also a JSON object on stdout. */
-function renderError({ io, ctx }: Factory, error: unknown, exitCode: number): void {
+function renderError({ io }: Factory, error: unknown, exitCode: number): void {
   const message = error instanceof Error ? error.message : String(error);
   const hint = error instanceof BdsError ? error.hint : undefined;
-  io.failStep();
-  io.writeErr(`${io.err.red('bds:')} ${message}\n`);
-  if (hint) io.writeErr(`${io.err.dim(`hint: ${hint}`)}\n`);
-  if (io.flags.verbose && error instanceof Error && error.stack) io.writeErr(`${io.err.dim(error.stack)}\n`);
-  if (inGithubActions(ctx.env)) io.writeErr(githubAnnotation(message));
+  io.error(message, hint, error instanceof Error ? error.stack : undefined);
   // One JSON document per run: a command that already printed its result (the sandbox's banner) adds none.
   if (io.flags.json && !io.printedResult) io.writeOut(errorDocument(message, hint, exitCode));
 }

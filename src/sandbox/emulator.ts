@@ -33,6 +33,11 @@ export interface SandboxOptions {
   honourIdempotencyKey?: boolean;
   /** Default 'storage'; 'api' puts the upload URL on the API's own origin (which needs the bearer key). */
   uploadOrigin?: 'storage' | 'api';
+  /**
+   * The origins upload URLs name, when clients reach the sandbox by other names (through a proxy and a TLS
+   * front, as in bds's proxy tests); default where each server listens.
+   */
+  publicUrls?: { api?: string; storage?: string };
   /** Clock in ms; default Date.now. Tests move it to expire URLs or to judge "future period". */
   now?: () => number;
 }
@@ -58,6 +63,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const faults = new FaultInjector();
   const requests: RecordedRequest[] = [];
   const closing = new AbortController();
+  /** Where the servers listen, and the origins upload URLs name. */
+  const listening = { base: '', storage: '' };
   const urls = { base: '', storage: '' };
 
   const storageServer = createStorageServer({ store, faults, requests, closing: closing.signal, now });
@@ -78,8 +85,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 
   const servers = [apiServer, storageServer];
   try {
-    urls.base = await listen(apiServer, host, options.port ?? 0);
-    urls.storage = await listen(storageServer, host, options.storagePort ?? 0);
+    listening.base = await listen(apiServer, host, options.port ?? 0);
+    listening.storage = await listen(storageServer, host, options.storagePort ?? 0);
+    urls.base = options.publicUrls?.api ?? listening.base;
+    urls.storage = options.publicUrls?.storage ?? listening.storage;
   } catch (error) {
     await closeServers(servers);
     if (options.dataDir === undefined) fs.rmSync(dir, { recursive: true, force: true });
@@ -88,8 +97,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 
   let closed: Promise<void> | undefined;
   return {
-    baseUrl: urls.base,
-    storageUrl: urls.storage,
+    baseUrl: listening.base,
+    storageUrl: listening.storage,
     keys: SANDBOX_KEYS,
     store,
     faults,

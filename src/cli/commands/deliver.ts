@@ -84,15 +84,9 @@ function wouldText({ action, batch_id, status }: DryRunResult['would']): string 
 }
 
 function printDelivery({ io, ctx }: Factory, result: DeliverResult, elapsedMs: number): void {
-  const { batch, skipped, resumed } = result;
+  const { batch, skipped } = result;
   io.result({ batch: { id: batch.id, status: batch.status }, ...common(result), skipped }, () =>
-    [
-      skipped
-        ? `Already delivered as ${batch.id} (${batch.status}); nothing was sent.`
-        : `Delivered ${batch.id} (${batch.status})${resumed ? ', resuming an interrupted run' : ''}.`,
-      ...details(result),
-      `Took:      ${formatDuration(elapsedMs)}`,
-    ].join('\n'),
+    io.flags.quiet ? quietLine(result) : summary(result, elapsedMs),
   );
   const summaryFile = ctx.env.GITHUB_STEP_SUMMARY;
   if (!inGithubActions(ctx.env) || !summaryFile) return;
@@ -110,6 +104,23 @@ function printDelivery({ io, ctx }: Factory, result: DeliverResult, elapsedMs: n
   } catch (error) {
     io.warn(`could not write the GitHub step summary to ${summaryFile}: ${(error as Error).message}`);
   }
+}
+
+function summary(result: DeliverResult, elapsedMs: number): string {
+  const { batch, skipped, resumed } = result;
+  return [
+    skipped
+      ? `Already delivered as ${batch.id} (${batch.status}); nothing was sent.`
+      : `Delivered ${batch.id} (${batch.status})${resumed ? ', resuming an interrupted run' : ''}.`,
+    ...details(result),
+    `Took:      ${formatDuration(elapsedMs)}`,
+  ].join('\n');
+}
+
+/** --quiet: the one line a delivery's result takes, for cron mail and scripts. */
+function quietLine({ batch, skipped, period, product, record_count, bytes }: DeliverResult): string {
+  const what = `${batch.id} (${batch.status}): ${period} ${product}`;
+  return skipped ? `already delivered as ${what}` : `delivered ${what}, ${record_count} records, ${formatBytes(bytes)}`;
 }
 
 function details(result: DeliverySummary): string[] {

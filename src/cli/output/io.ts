@@ -8,6 +8,7 @@ import type { Env } from '../../core/runtime.js';
 import type { OutputStream } from '../context.js';
 import { KEY_PREFIXES } from '../../core/api/types.js';
 import { timestamp } from './format.js';
+import { githubAnnotation, inGithubActions } from './github.js';
 import { progressBar, progressLine } from './progress.js';
 
 export interface OutputFlags {
@@ -142,6 +143,15 @@ export class IO {
   /** Only with --verbose. */
   verbose(text: string): void {
     if (this.flags.verbose) this.above(() => this.line(text));
+  }
+
+  /** An error as bds reports one: `bds: <message>`, a hint line, the stack with --verbose, a GitHub annotation. */
+  error(message: string, hint: string | undefined, stack?: string): void {
+    this.failStep();
+    this.writeErr(`${this.err.red('bds:')} ${message}\n`);
+    if (hint) this.writeErr(`${this.err.dim(`hint: ${hint}`)}\n`);
+    if (this.flags.verbose && stack) this.writeErr(`${this.err.dim(stack)}\n`);
+    if (inGithubActions(this.options.env)) this.writeErr(githubAnnotation(message));
   }
 
   /** A failure is about to be reported: a running spinner ends with a cross instead of a tick. */

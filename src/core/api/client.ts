@@ -2,6 +2,7 @@
 // so a response that makes no sense becomes a clear NetworkError (exit 5) instead of a crash.
 
 import { NetworkError } from '../errors.js';
+import { serverText } from './redact.js';
 import { travelsSafely } from './url-rules.js';
 import type { HttpClient, JsonResponse, UploadBody } from './http.js';
 import {
@@ -15,6 +16,7 @@ import {
   type CreateBatchResponse,
   type CreateSourceRequest,
   type CreateSourceResponse,
+  type KeyMode,
   type ListBatchesResponse,
   type MeResponse,
   type Source,
@@ -30,7 +32,12 @@ export class ApiClient {
     if (typeof organization?.name !== 'string' || typeof key?.id !== 'string' || typeof key?.mode !== 'string') {
       throw nonsense(res, 'GET /me', 'organization.name, key.id or key.mode');
     }
-    return res.body;
+    // Shown to a person: safe for a terminal from here on.
+    return {
+      ...res.body,
+      organization: { ...organization, name: serverText(organization.name) },
+      key: { ...key, id: serverText(key.id), mode: serverText(key.mode) as KeyMode },
+    };
   }
 
   async createSource(req: CreateSourceRequest, idempotencyKey: string, signal?: AbortSignal): Promise<Source> {
@@ -41,7 +48,9 @@ export class ApiClient {
     });
     const source = 'source' in res.body && res.body.source && typeof res.body.source === 'object' ? res.body.source : res.body;
     if (typeof (source as Source).id !== 'string') throw nonsense(res, 'POST /sources', 'source.id');
-    return source as Source;
+    const { name } = source as Source;
+    // Shown to a person: safe for a terminal from here on.
+    return typeof name === 'string' ? { ...(source as Source), name: serverText(name) } : (source as Source);
   }
 
   async createBatch(req: CreateBatchRequest, idempotencyKey: string, signal?: AbortSignal): Promise<CreateBatchResponse> {

@@ -225,10 +225,11 @@ export class HttpClient {
     if (reason instanceof BdsError) return reason;
     const code = errorCodeOf(reason);
     const proxy = proxyFailure(reason, this.options.env, info.url);
+    const hint = proxy?.hint ?? (code === undefined ? undefined : TRANSPORT_HINTS[code]);
     const failure = new NetworkError(
       `${info.method} ${info.url} failed: ${proxy?.message ?? describeTransportError(reason)}`,
       info,
-      { cause: reason, ...(proxy ? { hint: proxy.hint } : {}) },
+      { cause: reason, ...(hint ? { hint } : {}) },
     );
     if (proxy) return RETRY_STATUSES.has(proxy.status) ? new Retryable(failure) : failure;
     return code !== undefined && RETRY_NETWORK_CODES.has(code) ? new Retryable(failure) : failure;
@@ -330,13 +331,28 @@ const TRANSPORT_WORDS: Record<string, string> = {
   UND_ERR_HEADERS_TIMEOUT: 'timed out waiting for the response',
   UND_ERR_BODY_TIMEOUT: 'timed out reading the response',
   BDS_IDLE_TIMEOUT: 'the upload stalled',
+  ERR_SSL_WRONG_VERSION_NUMBER: 'the server did not answer in TLS',
+};
+
+const UNTRUSTED_CERTIFICATE =
+  "no certificate authority Node trusts signed the server's certificate; if a proxy or gateway re-signs TLS " +
+  'with its own, point NODE_EXTRA_CA_CERTS at that authority (a PEM file)';
+const TRANSPORT_HINTS: Record<string, string> = {
+  ERR_SSL_WRONG_VERSION_NUMBER: 'is this an https:// URL for an http:// server? (the sandbox speaks http://)',
+  DEPTH_ZERO_SELF_SIGNED_CERT: UNTRUSTED_CERTIFICATE,
+  SELF_SIGNED_CERT_IN_CHAIN: UNTRUSTED_CERTIFICATE,
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: UNTRUSTED_CERTIFICATE,
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: UNTRUSTED_CERTIFICATE,
 };
 
 function describeTransportError(error: unknown): string {
   const code = errorCodeOf(error);
   const words = code === undefined ? undefined : TRANSPORT_WORDS[code];
   if (words) return `${words} (${code})`;
-  const message = error instanceof Error ? error.message : String(error);
-  return code ? `${message} (${code})` : message;
+  // OpenSSL's own message spans two lines and names its source files; its reason is what a person can read.
+  const { reason } = (error ?? {}) as { reason?: unknown };
+  const message = typeof reason === 'string' && reason ? `TLS error: ${reason}` : error instanceof Error ? error.message : String(error);
+  const line = message.replace(/\s+/g, ' ').trim();
+  return code ? `${line} (${code})` : line;
 }
 

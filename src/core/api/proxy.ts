@@ -1,9 +1,10 @@
 // Proxies: HTTPS_PROXY, HTTP_PROXY and NO_PROXY from the environment bds was given (never process.env), with
 // loopback always direct, and a proxy's refusal explained without its credentials.
 
-import { EnvHttpProxyAgent, type Dispatcher } from 'undici';
+import { Agent, EnvHttpProxyAgent, type Dispatcher } from 'undici';
 import type { Env } from '../runtime.js';
 import { redactUrl } from './redact.js';
+import { isLoopback } from './url-rules.js';
 
 export interface ConnectionTuning {
   connectTimeoutMs: number;
@@ -11,9 +12,10 @@ export interface ConnectionTuning {
   idleTimeoutMs: number;
 }
 
-/** The dispatchers of one client: through the proxies the environment names. */
+/** The dispatchers of one client: through the proxies the environment names, and direct for this machine. */
 export class Dispatchers {
   private readonly proxied: Dispatcher;
+  private readonly direct: Dispatcher;
 
   constructor(env: Env, tuning: ConnectionTuning) {
     const common = {
@@ -23,14 +25,19 @@ export class Dispatchers {
     };
     // Always pass all three: undici falls back to process.env for a missing one, and bds reads only its context.
     this.proxied = new EnvHttpProxyAgent({ ...proxySettings(env), ...common });
+    this.direct = new Agent(common);
   }
 
-  for(_url: URL): Dispatcher {
-    return this.proxied;
+  /**
+   * Loopback always goes direct, as if it were in NO_PROXY: a corporate proxy cannot reach this machine's
+   * sandbox, and a key sent over http:// to localhost must not travel in clear to the proxy.
+   */
+  for(url: URL): Dispatcher {
+    return isLoopback(url.hostname) ? this.direct : this.proxied;
   }
 
   async close(): Promise<void> {
-    await this.proxied.close();
+    await Promise.all([this.proxied.close(), this.direct.close()]);
   }
 }
 

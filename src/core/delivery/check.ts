@@ -2,7 +2,6 @@
 // will show reviewers: the report's summary and the columns with their roles, and how the columns differ
 // from the newest earlier delivery of the same product recorded on this machine.
 
-import { promises as fs } from 'node:fs';
 import type { Product } from '../api/types.js';
 import { isObject } from '../checks.js';
 import { announceSettings, type Operation } from '../operation.js';
@@ -40,9 +39,8 @@ export async function check(options: CheckOptions, op: Operation): Promise<Check
   await announceSettings(op);
   const settings = await op.connection.settings();
   const folder = await checkFolder({ ...options, cwd: runtime.cwd, now: runtime.now(), periodRequired: false });
-  const plan = await planFolder(folder, op);
-  // check sends nothing: the gzipped copy of a plain .jsonl was made for its checksum only.
-  if (plan.upload.temporary) await fs.rm(plan.upload.path, { force: true });
+  // check sends nothing: a plain .jsonl is gzipped for its checksum only, without a copy.
+  const plan = await planFolder(folder, op, { copy: false });
 
   const records = new RecordStore(stateDir(runtime.env, runtime.homedir));
   const schemaChanges = compareSchema(records, plan, options.sourceId ?? settings.sourceId?.value, op);

@@ -3,7 +3,6 @@
 // compared with the last delivery's, then the delivery or, for a dry run, what it would do. Temp files and the
 // lock are released whatever happens.
 
-import { promises as fs } from 'node:fs';
 import type { BatchListEntry, BatchStatus, Product } from '../api/types.js';
 import type { ApiAccess } from '../connection.js';
 import { announceSettings, clientHooks, type Operation } from '../operation.js';
@@ -14,6 +13,7 @@ import { checkFolder, type FolderCheck, type FolderOptions } from './folder.js';
 import { takeLock } from './lock.js';
 import { compareSchema, planFolder, type SchemaChanges } from './plan.js';
 import { RecordStore } from './record-store.js';
+import { removeCopy } from './scan.js';
 import type { RerunDecision } from './rerun.js';
 
 export interface DeliverOptions extends FolderOptions {
@@ -113,7 +113,7 @@ export async function runDelivery(
         }),
       );
   try {
-    const plan = await planFolder(folder, op);
+    const plan = await planFolder(folder, op, { copy: true });
     try {
       const schemaChanges = compareSchema(records, plan, sourceId, op);
       const client = await connection.client(clientHooks(op, op.signal, subject));
@@ -150,7 +150,7 @@ export async function runDelivery(
         await client.close();
       }
     } finally {
-      if (plan.upload.temporary) await fs.rm(plan.upload.path, { force: true });
+      await removeCopy(plan.upload);
     }
   } finally {
     unlock?.();

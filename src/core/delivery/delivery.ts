@@ -5,7 +5,7 @@
 // delivered twice by accident.
 
 import { createHash } from 'node:crypto';
-import { createReadStream, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { ApiError, BdsError, EXIT_CODES, NetworkError, UsageError, abortError } from '../errors.js';
 import type { ApiClient } from '../api/client.js';
 import { ERROR_CODES, type BatchListEntry, type BatchRef } from '../api/types.js';
@@ -13,6 +13,7 @@ import type { ColumnEntry } from './columns.js';
 import type { EventListener, Notice, StepData, StepEvent } from './events.js';
 import type { DeliveryPlan } from './plan.js';
 import type { DeliveryKey, DeliveryRecord, RecordStore } from './record-store.js';
+import { openUpload } from './scan.js';
 import { decideRerun, isDelivered, type RerunDecision } from './rerun.js';
 
 export type DeliveryState = 'ready' | 'checking' | 'creating' | 'uploading' | 'completing' | 'done' | 'failed' | 'aborted';
@@ -195,7 +196,7 @@ export class Delivery {
           open: () => {
             this.assertFileUnchanged();
             hash = createHash('sha256');
-            return createReadStream(plan.upload.path, { highWaterMark: 1 << 20 });
+            return openUpload(plan.upload);
           },
         },
         (sent, chunk) => {
@@ -282,15 +283,16 @@ export class Delivery {
 
   private assertFileUnchanged(): void {
     const { upload, dataFile } = this.options.plan;
+    const { source } = upload;
     let now: { size: number; mtimeMs: number; ctimeMs: number };
     try {
-      now = statSync(upload.path);
+      now = statSync(source.path);
     } catch {
       throw new UsageError(`${dataFile} disappeared during the delivery; nothing was confirmed`);
     }
-    if (now.size !== upload.size || now.mtimeMs !== upload.mtimeMs || now.ctimeMs !== upload.ctimeMs) {
-      throw this.changedError('its size or modification time');
-    }
+    if (now.size !== source.size || now.mtimeMs !== source.mtimeMs) throw this.changedError('its size or modification time');
+    // Written in place with its modification time set back (a copy that keeps times, say): only ctime moves.
+    if (now.ctimeMs !== source.ctimeMs) throw this.changedError('its change time: it was rewritten in place');
   }
 
   private changedError(what: string): UsageError {

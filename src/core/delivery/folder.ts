@@ -18,7 +18,7 @@ export interface FolderOptions {
   period?: string | undefined;
   /** Default from schema.format. */
   product?: Product | undefined;
-  /** The data file, when the folder holds several; relative to the working folder. */
+  /** The data file, when the folder holds several; relative to the working folder (a bare name: or the folder). */
   file?: string | undefined;
   schema?: string | undefined;
   report?: string | undefined;
@@ -59,7 +59,7 @@ export async function checkFolder(options: FolderCheckOptions): Promise<FolderCh
   const product = checkProduct(options.product, schema, schemaPath);
   checkSchema(product, schema, schemaPath);
 
-  const dataFile = options.file ? path.resolve(options.cwd, options.file) : findDataFile(dir, entries);
+  const dataFile = options.file ? await chosenDataFile(options.file, options.cwd, dir) : findDataFile(dir, entries);
   return { dir, dataFile, product, period, schema: schema as Schema, report, warnings };
 }
 
@@ -90,7 +90,8 @@ async function readJson(file: string, what: string): Promise<unknown> {
     throw new UsageError(`${file}: ${code === 'ENOENT' ? `missing (${what})` : `cannot read it (${code})`}`);
   }
   try {
-    return JSON.parse(text) as unknown;
+    // A UTF-8 byte order mark, as some Windows editors write it: RFC 8259 lets a parser ignore it.
+    return JSON.parse(text.replace(/^\uFEFF/, '')) as unknown;
   } catch (error) {
     const where = /position (\d+)/.exec((error as Error).message)?.[1];
     throw new UsageError(`${file}: not valid JSON${where ? ` (at character ${where})` : ''}`);
@@ -108,15 +109,35 @@ function checkReport(report: unknown, file: string): ScrubReport {
   return report as ScrubReport;
 }
 
+/**
+ * --file: relative to the working folder, as a path on the command line is. A bare name that is not there is
+ * looked for in the delivery folder too: "more than one data file" lists bare names.
+ */
+async function chosenDataFile(file: string, cwd: string, dir: string): Promise<string> {
+  const fromCwd = path.resolve(cwd, file);
+  if (path.basename(file) !== file || (await exists(fromCwd))) return fromCwd;
+  const inFolder = path.join(dir, file);
+  return (await exists(inFolder)) ? inFolder : fromCwd;
+}
+
+async function exists(file: string): Promise<boolean> {
+  return fs.stat(file).then(
+    () => true,
+    () => false,
+  );
+}
+
 function findDataFile(dir: string, entries: string[]): string {
-  const gz = entries.filter((name) => name.endsWith('.jsonl.gz'));
-  const plain = entries.filter((name) => name.endsWith('.jsonl'));
+  // Hidden files are never the data: macOS's ._records.jsonl.gz (AppleDouble), an editor's swap file.
+  const visible = entries.filter((name) => !name.startsWith('.'));
+  const gz = visible.filter((name) => name.endsWith('.jsonl.gz'));
+  const plain = visible.filter((name) => name.endsWith('.jsonl'));
   const found = [...gz, ...plain].sort();
   if (found.length === 0) {
     throw new UsageError(`no data file in ${dir}`, { hint: 'expected one *.jsonl.gz or *.jsonl file, or name it with --file' });
   }
   if (found.length > 1) {
-    throw new UsageError(`more than one data file in ${dir}: ${found.join(', ')}`, { hint: 'choose one with --file' });
+    throw new UsageError(`more than one data file in ${dir}: ${found.join(', ')}`, { hint: 'choose one with --file <name>' });
   }
   return path.join(dir, found[0]!);
 }

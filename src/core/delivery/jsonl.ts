@@ -206,6 +206,47 @@ function checkJsonLine(b: Uint8Array, start: number, end: number): 'empty' | 'ob
   return skipSpace(b, after, end) === end ? 'object' : 'invalid';
 }
 
+/** What checkWholeLines found: the records, the lines (empty ones included) and the first bad line, if any. */
+export interface WholeLinesResult {
+  /** Non-empty lines that are JSON objects, up to the first bad line. */
+  records: number;
+  /** Lines seen, empty ones included: the newlines, plus one for a last line without its newline. */
+  lines: number;
+  /** The first bad line: its 1-based number within the buffer and what is wrong with it. */
+  bad?: { line: number; what: 'not-object' | 'invalid' };
+}
+
+/**
+ * Checks a buffer of whole lines at once (the parallel check hands each worker such a buffer; its last line
+ * may lack the newline only at the end of the file). The same validator and the same verdicts as
+ * JsonLinesChecker, and no error thrown: a worker reports the first bad line, and the caller, which knows
+ * where the buffer starts in the file, names it. Reads `b` only, allocates nothing per line.
+ */
+export function checkWholeLines(b: Uint8Array): WholeLinesResult {
+  const end = b.length;
+  let records = 0;
+  let line = 0;
+  let start = 0;
+  while (start < end) {
+    line++;
+    let i = skipSpace(b, start, end);
+    if (i >= end) break; // a last line of white space only
+    if (b[i] === NEWLINE) {
+      start = i + 1; // an empty line
+      continue;
+    }
+    if (b[i] !== OPEN_BRACE) return { records, lines: line, bad: { line, what: 'not-object' } };
+    // The buffer ends with a line's end, so INCOMPLETE means a truncated line: invalid.
+    i = scanValue(b, i, end);
+    if (i < 0) return { records, lines: line, bad: { line, what: 'invalid' } };
+    i = skipSpace(b, i, end);
+    if (i < end && b[i] !== NEWLINE) return { records, lines: line, bad: { line, what: 'invalid' } };
+    records++;
+    start = i + 1;
+  }
+  return { records, lines: line };
+}
+
 export class JsonLinesChecker {
   /** Non-empty lines seen so far: the record count. */
   records = 0;

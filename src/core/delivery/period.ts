@@ -6,11 +6,11 @@ import { UsageError } from '../errors.js';
 const PERIOD_FORM = /^(\d{4})-(\d{2})$/;
 
 /** YYYY-MM with a month from 01 to 12. */
-export function checkPeriodForm(period: string): void {
+export function checkPeriodForm(period: string, what = `--period ${period}`): void {
   const match = PERIOD_FORM.exec(period);
-  if (!match) throw new UsageError(`--period ${period} is not of the form YYYY-MM (for example 2024-05)`);
+  if (!match) throw new UsageError(`${what} is not of the form YYYY-MM (for example 2024-05)`);
   const month = Number(match[2]);
-  if (month < 1 || month > 12) throw new UsageError(`--period ${period}: month ${match[2]} is not between 01 and 12`);
+  if (month < 1 || month > 12) throw new UsageError(`${what}: month ${match[2]} is not between 01 and 12`);
 }
 
 /** The month of `now` in UTC, as YYYY-MM. */
@@ -20,32 +20,56 @@ export function currentPeriod(now: Date): string {
 
 /** The YYYY-MM in a folder's name (`2024-05`, `records-2024-05`, `orders_2024-05_v2`), if there is one. */
 export function periodInName(folder: string): string | undefined {
-  return /(?<![0-9])(\d{4}-\d{2})(?![0-9])/.exec(folder)?.[1];
+  return periodsInName(folder)[0];
+}
+
+/** Every distinct YYYY-MM in a folder's name, in order. */
+function periodsInName(folder: string): string[] {
+  return [...new Set(Array.from(folder.matchAll(/(?<![0-9])(\d{4}-\d{2})(?![0-9])/g), (match) => match[1]!))];
+}
+
+/** A period and where it came from, so that a message about it names what the user wrote. */
+export interface ChosenPeriod {
+  period: string;
+  /** The folder's name, when the period came from it. */
+  fromName?: string;
 }
 
 /**
- * The period: --period, else the one in the folder's name. A --period that contradicts the name is refused:
- * the wrong month's data is the costliest mistake a seller can make.
+ * The period: --period, else the one in the folder's name. A --period that contradicts the name is refused,
+ * and so is a name that holds two months: the wrong month's data is the costliest mistake a seller can make.
  */
-export function choosePeriod(given: string | undefined, folder: string): string | undefined {
-  const named = periodInName(path.basename(folder));
-  if (given !== undefined && given !== '' && named !== undefined && given !== named) {
-    throw new UsageError(`--period ${given} contradicts the folder's name ${path.basename(folder)} (${named})`, {
-      hint: 'deliver each month from its own folder; rename the folder if its name is wrong',
+export function choosePeriod(given: string | undefined, folder: string): ChosenPeriod | undefined {
+  const name = path.basename(folder);
+  const named = periodsInName(name);
+  if (given !== undefined && given !== '') {
+    if (named.length > 0 && !named.includes(given)) {
+      throw new UsageError(`--period ${given} contradicts the folder's name ${name} (${named.join(', ')})`, {
+        hint: 'deliver each month from its own folder; rename the folder if its name is wrong',
+      });
+    }
+    return { period: given };
+  }
+  if (named.length > 1) {
+    throw new UsageError(`the folder's name ${name} holds more than one period (${named.join(', ')})`, {
+      hint: 'name the month with --period',
     });
   }
-  return given || named;
+  return named.length === 1 ? { period: named[0]!, fromName: name } : undefined;
 }
 
-export function checkPeriod(period: string | undefined, now: Date, warnings: string[]): string {
-  if (period === undefined || period === '') {
-    throw new UsageError('missing --period YYYY-MM (the month the data covers)', {
-      hint: 'name it with --period, or put it in the folder\'s name (out/2024-05)',
+/** The period's rules: YYYY-MM, not after the current month (UTC); the current month itself is a warning. */
+export function checkPeriod(chosen: ChosenPeriod | undefined, now: Date, warnings: string[]): string {
+  if (chosen === undefined) {
+    throw new UsageError("missing --period YYYY-MM (the month the data covers), and the folder's name holds none", {
+      hint: "name it with --period, or put it in the folder's name (out/2024-05)",
     });
   }
-  checkPeriodForm(period);
+  const { period, fromName } = chosen;
+  const what = fromName === undefined ? `--period ${period}` : `the period ${period} in the folder's name ${fromName}`;
+  checkPeriodForm(period, what);
   const current = currentPeriod(now);
-  if (period > current) throw new UsageError(`--period ${period} is in the future (this month is ${current}, UTC)`);
-  if (period === current) warnings.push(`--period ${period} is the current month, which is not over yet`);
+  if (period > current) throw new UsageError(`${what} is in the future (this month is ${current}, UTC)`);
+  if (period === current) warnings.push(`${what} is the current month, which is not over yet`);
   return period;
 }

@@ -8,7 +8,9 @@ import { isObject } from '../checks.js';
 import { tempDir, type Operation } from '../operation.js';
 import { diffColumns, schemaColumns, type ColumnDiff, type ColumnEntry } from './columns.js';
 import type { FolderCheck } from './folder.js';
+import { PassCache } from './pass-cache.js';
 import type { RecordStore } from './record-store.js';
+import { cacheDir } from '../settings/dirs.js';
 import { scanDataFile, type ScanResult } from './scan.js';
 
 export interface SchemaChanges extends ColumnDiff {
@@ -20,8 +22,11 @@ export interface DeliveryPlan extends FolderCheck, ScanResult {
   columns: ColumnEntry[];
 }
 
-/** The one pass over the data file, told as the steps `checking` and `checked`. */
-export async function planFolder(folder: FolderCheck, op: Operation): Promise<DeliveryPlan> {
+/**
+ * The one pass over the data file (or what an earlier pass over the same unchanged file found), told as the
+ * steps `checking` and `checked`. `copy`: a delivery wants a gzipped copy of a plain .jsonl to upload.
+ */
+export async function planFolder(folder: FolderCheck, op: Operation, { copy }: { copy: boolean }): Promise<DeliveryPlan> {
   const subject = { period: folder.period, product: folder.product };
   const size = await fs.stat(folder.dataFile).then((stat) => stat.size, () => 0);
   op.onEvent({ type: 'step', step: 'checking', subject: 'file', ...subject, dataFile: folder.dataFile, bytes: size });
@@ -30,6 +35,8 @@ export async function planFolder(folder: FolderCheck, op: Operation): Promise<De
     signal: op.signal,
     collectGarbage: op.runtime.collectGarbage,
     onRead: (read, total) => op.onEvent({ type: 'reading', ...subject, read, total }),
+    copy,
+    cache: new PassCache(cacheDir(op.runtime.env, op.runtime.homedir)),
   });
   const plan = makePlan(folder, scan);
   op.onEvent({
@@ -40,14 +47,14 @@ export async function planFolder(folder: FolderCheck, op: Operation): Promise<De
     recordCount: plan.recordCount,
     bytes: plan.upload.size,
     sha256: plan.sha256,
-    fromCache: false,
+    fromCache: plan.fromCache,
   });
   return plan;
 }
 
 /** The plan's columns against the newest earlier delivery's of the same product, told as a notice. */
 export function compareSchema(records: RecordStore, plan: DeliveryPlan, sourceId: string | undefined, op: Operation): SchemaChanges | null {
-  const earlier = records.latestDelivered({ sourceId, period: plan.period, product: plan.product });
+  const earlier = records.nearestDelivered({ sourceId, period: plan.period, product: plan.product });
   const diff = earlier && diffColumns(earlier.columns, plan.columns);
   if (!earlier || !diff) return null;
   const since = { period: earlier.period, batchId: earlier.batchId ?? null };

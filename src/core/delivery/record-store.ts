@@ -97,17 +97,21 @@ export class RecordStore {
   }
 
   /**
-   * The newest completed delivery of the same product (and source, when known) for another period: what this
-   * month's schema is compared with. Any API: check knows none, and a schema is the same whatever the API.
+   * What this month's schema is compared with: a completed delivery of the same product (and source, when
+   * known) for another period, the nearest month before this one, else the nearest after it (a backfill of
+   * older months); with no period (a check without one), the latest month. Of one month, the newest delivery.
+   * By month rather than by time, so that a backfill delivering several months at once compares each month
+   * with the same one whatever finishes first. Any API: check knows none, and a schema is the same whatever
+   * the API.
    */
-  latestDelivered(subject: { sourceId: string | undefined; period: string; product: string }): DeliveryRecord | undefined {
+  nearestDelivered(subject: { sourceId: string | undefined; period: string; product: string }): DeliveryRecord | undefined {
     let names: string[];
     try {
       names = readdirSync(this.dir);
     } catch {
       return undefined;
     }
-    let latest: DeliveryRecord | undefined;
+    let nearest: DeliveryRecord | undefined;
     for (const name of names) {
       if (!name.endsWith('.json')) continue;
       let record: DeliveryRecord | undefined;
@@ -121,12 +125,12 @@ export class RecordStore {
         record.product === subject.product &&
         record.period !== subject.period &&
         (subject.sourceId === undefined || record.sourceId === subject.sourceId) &&
-        (!latest || record.updatedAt > latest.updatedAt)
+        (!nearest || nearer(record, nearest, subject.period))
       ) {
-        latest = record;
+        nearest = record;
       }
     }
-    return latest;
+    return nearest;
   }
 
   lockFile(subject: DeliverySubject): string {
@@ -152,6 +156,15 @@ export class RecordStore {
   private recordPath(key: DeliveryKey): string {
     return path.join(this.dir, `${baseName(key)}-${key.sha256.slice(0, 16)}.json`);
   }
+}
+
+/** Whether `a` is a better baseline than `b` for a delivery of `period` ('' when not known). */
+function nearer(a: DeliveryRecord, b: DeliveryRecord, period: string): boolean {
+  if (a.period === b.period) return a.updatedAt > b.updatedAt;
+  const aBefore = period === '' || a.period < period;
+  const bBefore = period === '' || b.period < period;
+  if (aBefore !== bBefore) return aBefore;
+  return aBefore ? a.period > b.period : a.period < b.period;
 }
 
 /** Readable for a person looking in the folder, unique through a hash of every part. */

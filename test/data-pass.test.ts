@@ -1,0 +1,179 @@
+// The one pass over the data file when the file or the machine misbehaves (issue 13): a file bds cannot read,
+// a file that changes while it is read, a temp folder that cannot take the gzipped copy, a byte order mark,
+// and gzip data with something after its end.
+
+import { spawn, spawnSync } from 'node:child_process';
+import { appendFileSync, chmodSync, copyFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { createHash, randomBytes } from 'node:crypto';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { deliver } from '../src/index.js';
+import { BIN, count, deliverTo, expectOneReceived, makeFolder, newSource, run, sandbox, sandboxEnv, tempDir } from './helpers.js';
+
+const runningAsRoot = process.getuid?.() === 0;
+
+const NOBODY = { uid: 65534, gid: 65534 };
+
+/** This Node, as nobody can run it: CI's Node 22 and 24 live under /root, which nobody cannot enter. */
+function nodeForNobody(): string {
+  if (spawnSync(process.execPath, ['-e', ''], NOBODY).status === 0) return process.execPath;
+  const dir = tempDir('bds-node-');
+  chmodSync(dir, 0o755);
+  const copy = path.join(dir, 'node');
+  copyFileSync(process.execPath, copy);
+  chmodSync(copy, 0o755);
+  return copy;
+}
+
+/** bin/bds.js as another user (nobody), which cannot read a 0600 file of root's. */
+function spawnAsNobody(argv: string[], env: Record<string, string>, home: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const node = nodeForNobody();
+  return new Promise((resolve, reject) => {
+    const child = spawn(node, [BIN, ...argv], { cwd: home, env: { PATH: process.env.PATH ?? '', HOME: home, ...env }, ...NOBODY });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** Lines of random hex: they barely compress, so a few MiB of .gz take a moment to make. */
+function hexLines(count: number, bad?: { at: number; line: string }): string[] {
+  return Array.from({ length: count }, (_, i) =>
+    bad && i === bad.at - 1 ? bad.line : JSON.stringify({ id: i, token: randomBytes(48).toString('hex') }),
+  );
+}
+
+describe('the data pass over a large file (worker threads)', () => {
+  it('counts and checks a .gz of more than 4 MiB on workers, naming the first bad line of the file', async () => {
+    const box = await sandbox();
+    const good = makeFolder({ lines: hexLines(90_000) });
+    expect(statSync(good.dataFile).size).toBeGreaterThan(4 << 20);
+    const res = await deliverTo(box, good, { args: ['--json'] });
+    expect(res.stderr).not.toContain('bds:');
+    expect(res.json()).toMatchObject({ record_count: 90_000, sha256: good.sha256 });
+    expectOneReceived(box, good);
+    const bad = makeFolder({ lines: hexLines(90_000, { at: 81_234, line: '{"id": 81234, "token": "cut short' }) });
+    const refused = await deliverTo(await sandbox(), bad);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`bds: ${path.basename(bad.dataFile)} line 81234 is not valid JSON`);
+  });
+
+  it('gzips a plain .jsonl of more than 4 MiB on every core into one valid gzip member; deliver after check makes the same bytes', async () => {
+    const box = await sandbox();
+    const lines = hexLines(50_000);
+    const folder = makeFolder({ plain: true, lines });
+    const home = tempDir();
+    const checked = await run(['check', folder.dir, '--period', '2024-05', '--json'], { home });
+    expect(checked.code).toBe(0);
+    const res = await deliverTo(box, folder, { home, args: ['--json'] });
+    expect(res.stderr).toContain('remembered from an earlier pass');
+    expect(res.json().sha256).toBe(checked.json().sha256);
+    const [batch] = box.store.batches();
+    const stored = box.store.uploadedBytes(batch!.id)!;
+    expect(createHash('sha256').update(stored).digest('hex')).toBe(res.json().sha256);
+    expect(gunzipSync(stored).toString()).toBe(lines.map((l) => `${l}\n`).join(''));
+    // A fresh machine (no remembered pass) gzips it into its temp copy to the very same bytes.
+    const fresh = await deliverTo(await sandbox(), folder, { args: ['--json', '--force'] });
+    expect(fresh.json().sha256).toBe(res.json().sha256);
+  });
+});
+
+describe('the data pass', () => {
+  it.skipIf(!runningAsRoot)('a plain .jsonl that cannot be read is exit 2 with JSON under --json, and leaves no lock', async () => {
+    const box = await sandbox();
+    const source = newSource(box);
+    const folder = makeFolder({ plain: true });
+    chmodSync(folder.dataFile, 0o600);
+    for (const name of readdirSync(folder.dir)) if (!name.endsWith('.jsonl')) chmodSync(path.join(folder.dir, name), 0o644);
+    chmodSync(folder.dir, 0o755);
+    const home = tempDir();
+    chmodSync(home, 0o777);
+    const res = await spawnAsNobody(['deliver', folder.dir, '--period', '2024-05', '--source', source, '--json'], sandboxEnv(box), home);
+    expect(res.stderr).toContain(`bds: ${folder.dataFile}: cannot read it (EACCES)`);
+    expect(res.stderr).not.toContain('Unhandled');
+    expect(res.code).toBe(2);
+    expect(JSON.parse(res.stdout)).toMatchObject({ error: { exit_code: 2 } });
+    const records = path.join(home, '.local', 'state', 'bds', 'deliveries');
+    expect(readdirSync(records).filter((name) => name.endsWith('.lock'))).toEqual([]);
+    expect(count(box, 'create')).toBe(0);
+  });
+
+  it('a data file that changes during the pass is refused before anything is created', async () => {
+    const box = await sandbox();
+    const source = newSource(box);
+    // Over 1 MiB, so that the pass reads it in more than one chunk.
+    const folder = makeFolder({ lines: Array.from({ length: 40_000 }, (_, i) => JSON.stringify({ id: `o${i}`, pad: 'x'.repeat(40) })), plain: true });
+    const home = tempDir();
+    let appended = false;
+    const error = await deliver({
+      dir: folder.dir,
+      period: '2024-05',
+      env: { ...sandboxEnv(box), BDS_SOURCE_ID: source, HOME: home },
+      onEvent: (event) => {
+        if (event.type === 'reading' && !appended) {
+          appended = true;
+          appendFileSync(folder.dataFile, '{"late":true}\n');
+        }
+      },
+    }).catch((e: unknown) => e);
+    expect(appended).toBe(true);
+    expect(error).toMatchObject({ exitCode: 2, message: `${folder.dataFile} changed while it was being checked; nothing was sent` });
+    expect(count(box, 'create')).toBe(0);
+  });
+
+  it('a temp folder that cannot take the gzipped copy is exit 2 naming it and TMPDIR', async () => {
+    const box = await sandbox();
+    const folder = makeFolder({ plain: true });
+    const notAFolder = path.join(tempDir(), 'file');
+    writeFileSync(notAFolder, '');
+    const res = await deliverTo(box, folder, { env: { TMPDIR: path.join(notAFolder, 'tmp') } });
+    expect(res.code).toBe(2);
+    expect(res.stderr).toMatch(new RegExp(`^bds: cannot write the gzipped copy of ${path.basename(folder.dataFile)} in the temp folder ${notAFolder}/tmp \\(ENOTDIR\\)$`, 'm'));
+    expect(res.stderr).toMatch(/^hint: .*TMPDIR/m);
+    expect(res.stderr).not.toContain('bug in bds');
+    expect(count(box, 'create')).toBe(0);
+  });
+
+  it('a data file name of 250 bytes gets a temp copy all the same', async () => {
+    const box = await sandbox();
+    const folder = makeFolder({ plain: true, dataName: `${'n'.repeat(244)}.jsonl` });
+    const res = await deliverTo(box, folder, { env: { TMPDIR: tempDir() } });
+    expect(res.stderr).not.toContain('bds:');
+    expect(res.code).toBe(0);
+    expectOneReceived(box, folder);
+  });
+
+  it('a UTF-8 byte order mark before the first line is accepted, and the file is sent as it is', async () => {
+    const box = await sandbox();
+    const text = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"a":1}\n{"a":2}\n')]);
+    const folder = makeFolder({ dataBytes: gzipSync(text) });
+    folder.uploaded = gzipSync(text);
+    const res = await deliverTo(box, folder, { args: ['--json'] });
+    expect(res.stderr).not.toContain('bds:');
+    expect(res.json().record_count).toBe(2);
+    expectOneReceived(box, folder);
+    const plain = makeFolder({ plain: true, dataBytes: text });
+    const checked = await deliverTo(await sandbox(), plain, { args: ['--dry-run', '--json'] });
+    expect(checked.code).toBe(0);
+    expect(checked.json().record_count).toBe(2);
+  });
+
+  it('data after the end of the gzip data is named as such; an empty .gz is empty, not truncated', async () => {
+    const box = await sandbox();
+    const garbage = makeFolder({ dataBytes: Buffer.concat([gzipSync('{"a":1}\n'), Buffer.from('tail of something else')]) });
+    const res = await deliverTo(box, garbage);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain(`bds: ${garbage.dataFile}: there is data after the end of the gzip data (trailing garbage)`);
+    expect(res.stderr).not.toContain('should be named *.jsonl');
+    const empty = makeFolder({ dataBytes: Buffer.alloc(0) });
+    const emptyRes = await deliverTo(box, empty);
+    expect(emptyRes.code).toBe(2);
+    expect(emptyRes.stderr).toContain(`bds: ${empty.dataFile}: the file is empty`);
+    expect(count(box, 'create')).toBe(0);
+  });
+});
+
