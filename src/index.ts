@@ -6,6 +6,7 @@
 
 import { Connection } from './core/connection.js';
 import { check as checkUseCase, type CheckOptions, type CheckResult } from './core/delivery/check.js';
+import { deliverFolders, type DeliverManyOptions, type DeliverManyResult } from './core/delivery/backfill.js';
 import { deliverFolder, type DeliverOptions, type DeliverResult, type DryRunResult } from './core/delivery/deliver.js';
 import type { EventListener } from './core/delivery/events.js';
 import { abortError } from './core/errors.js';
@@ -31,6 +32,7 @@ export type { InterruptReason, RequestInfo } from './core/errors.js';
 export { RecordNotSavedError } from './core/delivery/delivery.js';
 export type { CheckOptions, CheckResult } from './core/delivery/check.js';
 export type { DeliverOptions, DeliverResult, DryRunResult } from './core/delivery/deliver.js';
+export type { DeliverManyOptions, DeliverManyResult, FailedDelivery, FailureData, MonthResult } from './core/delivery/backfill.js';
 export type { SchemaChanges } from './core/delivery/plan.js';
 export type { ColumnChange, ColumnDiff, ColumnEntry } from './core/delivery/columns.js';
 export type { DeliveryEvent, EventListener, Notice, Step, StepEvent, Subject } from './core/delivery/events.js';
@@ -68,6 +70,20 @@ export function deliver(options: DeliverOptions & LibraryOptions & { dryRun: tru
 export function deliver(options: DeliverOptions & LibraryOptions): Promise<DeliverResult | DryRunResult>;
 export function deliver(options: DeliverOptions & LibraryOptions): Promise<DeliverResult | DryRunResult> {
   return withOperation(options, (op) => deliverFolder(options, op));
+}
+
+/**
+ * Several folders, one per month (or per product), as `bds deliver <dir>...`: the quick checks of all first (a
+ * failure rejects with a UsageError and nothing is sent), then oldest first, `jobs` at a time (default 2). A
+ * month that fails does not stop the others: the result has its error, and `exit_code` is the first failed
+ * month's. The signal stops every month (records saved) and rejects as `deliver` does.
+ */
+export async function deliverMany(options: DeliverManyOptions & LibraryOptions): Promise<DeliverManyResult> {
+  return withOperation(options, async (op) => {
+    const result = await deliverFolders(options, op);
+    if (op.signal.aborted) throw abortError(op.signal);
+    return result;
+  });
 }
 
 export function whoami(options: LibraryOptions = {}): Promise<WhoamiResult> {

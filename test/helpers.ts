@@ -72,6 +72,8 @@ export interface RunOptions {
   cwd?: string;
   home?: string;
   tty?: boolean;
+  /** The terminal's width, with tty. */
+  columns?: number;
   stdoutTty?: boolean;
   signal?: AbortSignal;
   http?: Partial<HttpTuning>;
@@ -94,7 +96,7 @@ export interface RunResult {
 export async function run(argv: string[], options: RunOptions = {}): Promise<RunResult> {
   const home = options.home ?? tempDir('bds-home-');
   const stdout = new CapturedStream(options.stdoutTty ?? options.tty ?? false);
-  const stderr = new CapturedStream(options.tty ?? false);
+  const stderr = new CapturedStream(options.tty ?? false, options.columns);
   const ctx: Context = {
     // The user config folder as a real process would have it: test/setup.ts's private one.
     env: { HOME: home, XDG_STATE_HOME: path.join(home, '.local', 'state'), XDG_CONFIG_HOME: process.env.XDG_CONFIG_HOME, ...options.env },

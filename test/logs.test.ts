@@ -3,9 +3,10 @@
 
 import { randomBytes } from 'node:crypto';
 import diagnostics from 'node:diagnostics_channel';
-import { symlinkSync } from 'node:fs';
+import { statSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { formatBytes } from '../src/cli/output/format.js';
 import { makeFolder, newSource, ROOT, run, sandbox, sandboxEnv, tempDir, type Folder } from './helpers.js';
 
 const TIMESTAMPED = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ /;
@@ -79,6 +80,25 @@ describe('output without a terminal', () => {
     expect(res.stderr).not.toMatch(PROGRESS);
   });
 
+  it('the pass over the data file tells its bytes read, at most every 10 s of the clock, between checking and checked', async () => {
+    const box = await sandbox();
+    const folder = makeFolder({ records: 500 });
+    const res = await run(['deliver', folder.dir, '--period', '2024-05', '--source', newSource(box)], {
+      env: sandboxEnv(box),
+      // 11 s pass between any two readings of the clock: every reading of the file may say how far it got.
+      now: steppingClock('2024-06-15T12:00:00Z', 11_000),
+    });
+    expect(res.code).toBe(0);
+    const lines = res.stderr.trimEnd().split('\n');
+    const checking = lines.findIndex((l) => / checking \//.test(l));
+    const checked = lines.findIndex((l) => / checked /.test(l));
+    const reading = lines.slice(checking + 1, checked);
+    expect(reading.length).toBeGreaterThanOrEqual(1);
+    for (const line of reading) expect(line).toMatch(/Z read [\d.]+ \w*B of [\d.]+ \w*B \(\d+%\)/);
+    expect(reading.at(-1)).toContain(`of ${formatBytes(statSync(folder.dataFile).size)} (100%)`);
+    expect(lines.filter((l) => / read /.test(l))).toEqual(reading);
+  });
+
   it('--quiet leaves only the result on success: one line per delivery', async () => {
     const box = await sandbox();
     const home = tempDir();
@@ -128,6 +148,15 @@ describe('output on a terminal', () => {
     expect(res.stderr).toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]/);
     expect(res.stderr).toContain('✔');
     expect(res.stderr).not.toMatch(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ/);
+  });
+
+  it('the pass over the data file shows a bar with its bytes read', async () => {
+    const box = await sandbox();
+    const folder = makeFolder({ records: 500 });
+    const res = await run(['deliver', folder.dir, '--period', '2024-05', '--source', newSource(box)], { env: sandboxEnv(box), tty: true });
+    expect(res.code).toBe(0);
+    const size = formatBytes(statSync(folder.dataFile).size);
+    expect(res.stderr).toContain(`checking ${folder.dir} [${'█'.repeat(24)}] 100% ${size}/${size}`);
   });
 
   it('never writes the key, spinner text included', async () => {

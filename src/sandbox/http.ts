@@ -18,6 +18,9 @@ export interface RecordedRequest {
   bodyBytes: number;
   /** What was answered, 0 if nothing. */
   status: number;
+  /** When the request arrived and when its connection was done with it (performance.now(), ms): overlaps show concurrency. */
+  startedAt: number;
+  endedAt: number | undefined;
 }
 
 export interface Reply {
@@ -107,8 +110,11 @@ export async function serveRoute(
     headers: lowerCaseHeaders(req),
     bodyBytes: 0,
     status: 0,
+    startedAt: performance.now(),
+    endedAt: undefined,
   };
   context.requests.push(record);
+  res.once('close', () => (record.endedAt = performance.now()));
   const fault = route === 'unknown' ? undefined : context.faults.take(route);
   const exchange: Exchange = { req, res, record, requestId: `req_${randomBytes(8).toString('hex')}`, fault };
 

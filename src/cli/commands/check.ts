@@ -4,14 +4,14 @@
 import path from 'node:path';
 import type { CheckResult } from '../../core/delivery/check.js';
 import type { DeliveryEvent } from '../../core/delivery/events.js';
-import { BdsError, EXIT_CODES, UsageError } from '../../core/errors.js';
+import { BdsError, EXIT_CODES } from '../../core/errors.js';
 import { defineCommand } from '../command.js';
 import type { Factory } from '../factory.js';
 import { formatBytes } from '../output/format.js';
 import { renderTable } from '../output/table.js';
 import { noticeText, schemaChangeText } from '../output/words.js';
 
-import { folderOf, folderOptions, type FolderFlags } from './folder-options.js';
+import { folderOf, folderOptions, refuseOneFolderFlags, type FolderFlags } from './folder-options.js';
 
 /** A folder that failed its check, as `--json` shows it among several. */
 interface CheckFailure {
@@ -30,13 +30,7 @@ export default defineCommand<FolderFlags, Checked[]>({
   options: folderOptions("compare the schema with this source's deliveries only (BDS_SOURCE_ID)"),
   async run(factory, flags, [dirs]) {
     const folders = Array.isArray(dirs) ? dirs : [String(dirs)];
-    // As for deliver: each folder's period is the one in its name, and its files its own.
-    const oneFolderOnly = (['period', 'file', 'schema', 'report'] as const).filter((name) => flags[name] !== undefined);
-    if (folders.length > 1 && oneFolderOnly.length > 0) {
-      throw new UsageError(`${oneFolderOnly.map((name) => `--${name}`).join(', ')} cannot be given with several folders`, {
-        hint: "each folder's period is the YYYY-MM in its name, and its files are its own; or check one folder at a time",
-      });
-    }
+    refuseOneFolderFlags(folders, flags, 'check');
     const [{ check }, { DeliveryView }] = await Promise.all([
       import('../../core/delivery/check.js'),
       import('../output/delivery-view.js'),

@@ -1,34 +1,51 @@
 // bds deliver: the folder's delivery (core/delivery/deliver.ts) shown as it happens, the result out as a
-// summary or JSON, and a GitHub Actions step summary.
+// summary or JSON, and a GitHub Actions step summary. Several folders (core/delivery/backfill.ts): a live
+// view of the months running, then a table with one row per month.
 
 import { Option } from 'commander';
+import { JOBS, type DeliverManyResult, type MonthResult } from '../../core/delivery/backfill.js';
 import type { DeliverResult, DeliverySummary, DryRunResult } from '../../core/delivery/deliver.js';
+import { InterruptedError, UsageError } from '../../core/errors.js';
 import { defineCommand } from '../command.js';
 import type { Factory } from '../factory.js';
 import { formatBytes, formatDuration } from '../output/format.js';
 import { appendStepSummary, inGithubActions } from '../output/github.js';
+import { renderTable } from '../output/table.js';
 
-import { folderOf, folderOptions, type FolderFlags } from './folder-options.js';
+import { folderOf, folderOptions, refuseOneFolderFlags, type FolderFlags } from './folder-options.js';
 
 interface DeliverFlags extends FolderFlags {
   dryRun?: boolean;
   force?: boolean;
   skipDelivered?: boolean;
+  jobs?: string;
 }
 
-type Outcome = { result: DeliverResult | DryRunResult; elapsedMs: number };
+type Outcome =
+  | { folders: 'one'; result: DeliverResult | DryRunResult; elapsedMs: number }
+  | { folders: 'several'; result: DeliverManyResult; elapsedMs: number };
 
 export default defineCommand<DeliverFlags, Outcome>({
   name: 'deliver',
   description: 'check a folder written by the scrubber and deliver it as one batch',
-  arguments: [{ syntax: '<dir>', description: 'the folder: report.json, schema.json and one *.jsonl.gz (or *.jsonl)' }],
+  arguments: [
+    {
+      syntax: '<dir...>',
+      description: "the folder: report.json, schema.json and one *.jsonl.gz (or *.jsonl); several: one per month, each named for it",
+    },
+  ],
   options: [
     ...folderOptions('source id (BDS_SOURCE_ID)'),
     new Option('--dry-run', 'check everything and show what would be sent; create nothing'),
     new Option('--force', 'deliver even when this period already has a delivered batch'),
     new Option('--skip-delivered', 'count a delivered batch of this period as delivered, whatever file it came from (CI)'),
+    new Option('--jobs <n>', `several folders: how many months run at once, ${JOBS.min} to ${JOBS.max} (default ${JOBS.default})`),
   ],
-  async run(factory, flags, [dir]) {
+  async run(factory, flags, [dirs]) {
+    const folders = Array.isArray(dirs) ? dirs : [String(dirs)];
+    const jobs = parseJobs(flags.jobs);
+    if (folders.length > 1) return deliverSeveral(factory, flags, folders, jobs);
+    const dir = folders[0]!;
     const started = factory.ctx.now().getTime();
     const [{ deliverFolder }, { DeliveryView }] = await Promise.all([
       import('../../core/delivery/deliver.js'),
@@ -44,13 +61,122 @@ export default defineCommand<DeliverFlags, Outcome>({
       },
       await factory.operation(view.onEvent),
     );
-    return { result, elapsedMs: factory.ctx.now().getTime() - started };
+    return { folders: 'one', result, elapsedMs: factory.ctx.now().getTime() - started };
   },
-  print(factory, { result, elapsedMs }) {
+  print(factory, outcome) {
+    if (outcome.folders === 'several') return printSeveral(factory, outcome.result, outcome.elapsedMs);
+    const { result, elapsedMs } = outcome;
     if ('dry_run' in result) printDryRun(factory, result);
     else printDelivery(factory, result, elapsedMs);
   },
 });
+
+/** --jobs as a number; its range is the core's to check. */
+function parseJobs(jobs: string | undefined): number | undefined {
+  if (jobs === undefined) return undefined;
+  if (!/^\d+$/.test(jobs)) {
+    throw new UsageError(`--jobs must be a whole number from ${JOBS.min} to ${JOBS.max}, not ${jobs}`);
+  }
+  return Number(jobs);
+}
+
+async function deliverSeveral(factory: Factory, flags: DeliverFlags, dirs: string[], jobs: number | undefined): Promise<Outcome> {
+  refuseOneFolderFlags(dirs, flags, 'deliver');
+  const started = factory.ctx.now().getTime();
+  const [{ deliverFolders }, { BackfillView }] = await Promise.all([
+    import('../../core/delivery/backfill.js'),
+    import('../output/backfill-view.js'),
+  ]);
+  const view = new BackfillView(factory.io, factory.ctx.now);
+  try {
+    const result = await deliverFolders(
+      { dirs, product: flags.product, jobs, dryRun: flags.dryRun, force: flags.force, skipDelivered: flags.skipDelivered },
+      await factory.operation(view.onEvent),
+    );
+    return { folders: 'several', result, elapsedMs: factory.ctx.now().getTime() - started };
+  } finally {
+    view.close();
+  }
+}
+
+/** One row per month, oldest first; the exit code is the first failed month's (an interruption's if stopped). */
+function printSeveral(factory: Factory, result: DeliverManyResult, elapsedMs: number): number {
+  const { io, ctx } = factory;
+  const { deliveries, exit_code } = result;
+  io.result({ deliveries: deliveries.map(monthJson), exit_code }, () =>
+    io.flags.quiet ? deliveries.map(quietMonthLine).join('\n') : severalSummary(factory, deliveries, elapsedMs),
+  );
+  const interrupted = ctx.signal.aborted && ctx.signal.reason instanceof InterruptedError ? ctx.signal.reason : undefined;
+  if (interrupted) io.error(interrupted.message, 'run the same command again to finish: what was delivered is skipped, what was interrupted resumes');
+  const summaryFile = ctx.env.GITHUB_STEP_SUMMARY;
+  if (inGithubActions(ctx.env) && summaryFile) {
+    try {
+      appendStepSummary(summaryFile, 'bds deliver', deliveries.map((month) => [`${month.period} ${month.product}`, outcomeText(month)]));
+    } catch (error) {
+      io.warn(`could not write the GitHub step summary to ${summaryFile}: ${(error as Error).message}`);
+    }
+  }
+  return exit_code;
+}
+
+/** A month as `--json` shows it: the single delivery's object, with its folder and its error (or null). */
+function monthJson(month: MonthResult) {
+  const { dir, error } = month;
+  if ('dry_run' in month) return { ...dryRunJson(month), dir, error };
+  if ('skipped' in month) return { ...deliveryJson(month), dir, error };
+  return { ...month, dir, error };
+}
+
+function outcomeWord(month: MonthResult): string {
+  if (month.error) return 'failed';
+  if ('dry_run' in month) return `would ${month.would.action}`;
+  return 'skipped' in month && month.skipped ? 'already delivered' : 'delivered';
+}
+
+/** The month's batch: delivered, found, created before a failure, or (dry run) the existing one. */
+function batchOf(month: MonthResult): { id: string; status: string | null } | null {
+  return 'dry_run' in month ? month.existing_batch : month.batch;
+}
+
+function outcomeText(month: MonthResult): string {
+  const found = batchOf(month);
+  const batch = found ? ` ${found.id}${found.status ? ` (${found.status})` : ''}` : '';
+  return `${outcomeWord(month)}${batch}${month.error ? `: ${month.error.message}` : ''}`;
+}
+
+function quietMonthLine(month: MonthResult): string {
+  if (!month.error && 'skipped' in month) return quietLine(month);
+  return `${outcomeText(month)}: ${month.period} ${month.product}`;
+}
+
+function severalVerdict(deliveries: MonthResult[], failed: number): string {
+  const total = deliveries.length;
+  if (deliveries.some((month) => 'dry_run' in month)) {
+    return `Dry run: nothing was created.${failed ? ` ${failed} of ${total} months failed their pass.` : ''}`;
+  }
+  return failed === 0
+    ? `All ${total} months are delivered.`
+    : `${total - failed} of ${total} months are delivered; ${failed} failed. Run the same command again to retry them.`;
+}
+
+function severalSummary({ io }: Factory, deliveries: MonthResult[], elapsedMs: number): string {
+  const failed = deliveries.filter((month) => month.error).length;
+  const rows = deliveries.map((month) => [
+    month.period,
+    month.product,
+    month.error ? io.out.red('failed') : outcomeWord(month),
+    batchOf(month)?.id ?? '',
+    month.record_count === null ? '' : String(month.record_count),
+    month.bytes === null ? '' : formatBytes(month.bytes),
+    month.error ? `${month.error.message} (exit ${month.error.exit_code})` : '',
+  ]);
+  return [
+    renderTable(['PERIOD', 'PRODUCT', 'OUTCOME', 'BATCH', 'RECORDS', 'BYTES', 'ERROR'], rows, true),
+    '',
+    severalVerdict(deliveries, failed),
+    `Took:      ${formatDuration(elapsedMs)}`,
+  ].join('\n');
+}
 
 /** What `--json` prints: the contract's fields, and the schema changes when there are any. */
 function common(result: DeliverySummary) {
@@ -58,9 +184,17 @@ function common(result: DeliverySummary) {
   return { source_id, product, period, record_count, bytes, sha256, ...(schema_changes ? { schema_changes } : {}) };
 }
 
+function dryRunJson(result: DryRunResult) {
+  return { dry_run: true, ...common(result), existing_batch: result.existing_batch };
+}
+
+function deliveryJson(result: DeliverResult) {
+  return { batch: { id: result.batch.id, status: result.batch.status }, ...common(result), skipped: result.skipped };
+}
+
 function printDryRun({ io }: Factory, result: DryRunResult): void {
   const existing = result.existing_batch;
-  io.result({ dry_run: true, ...common(result), existing_batch: existing }, () =>
+  io.result(dryRunJson(result), () =>
     [
       'Dry run: nothing was created. bds deliver would send:',
       ...details(result),
@@ -85,7 +219,7 @@ function wouldText({ action, batch_id, status }: DryRunResult['would']): string 
 
 function printDelivery({ io, ctx }: Factory, result: DeliverResult, elapsedMs: number): void {
   const { batch, skipped } = result;
-  io.result({ batch: { id: batch.id, status: batch.status }, ...common(result), skipped }, () =>
+  io.result(deliveryJson(result), () =>
     io.flags.quiet ? quietLine(result) : summary(result, elapsedMs),
   );
   const summaryFile = ctx.env.GITHUB_STEP_SUMMARY;

@@ -2,6 +2,7 @@
 
 import { Option } from 'commander';
 import { PRODUCTS, type Product } from '../../core/api/types.js';
+import { UsageError } from '../../core/errors.js';
 import type { CommonOptions } from '../factory.js';
 
 export interface FolderFlags extends CommonOptions {
@@ -26,4 +27,14 @@ export function folderOptions(sourceHelp: string): Option[] {
 /** The folder options as the core takes them. */
 export function folderOf(dir: string, flags: FolderFlags) {
   return { dir, period: flags.period, product: flags.product, file: flags.file, schema: flags.schema, report: flags.report };
+}
+
+/** With several folders, each folder's period is the one in its name and its files are its own. */
+export function refuseOneFolderFlags(folders: string[], flags: FolderFlags, command: 'check' | 'deliver'): void {
+  const given = (['period', 'file', 'schema', 'report'] as const).filter((name) => flags[name] !== undefined);
+  if (folders.length > 1 && given.length > 0) {
+    throw new UsageError(`${given.map((name) => `--${name}`).join(', ')} cannot be given with several folders`, {
+      hint: `each folder's period is the YYYY-MM in its name, and its files are its own; or ${command} one folder at a time`,
+    });
+  }
 }

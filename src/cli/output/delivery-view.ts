@@ -26,9 +26,12 @@ export class DeliveryView {
         return warning ? io.warn(text) : io.notice(text);
       }
       case 'progress':
-        return io.progress(event.sent, event.total);
+        return io.progress(event.sent, event.total, 'uploaded');
       case 'reading':
-        return;
+        return io.progress(event.read, event.total, 'read');
+      case 'queued':
+      case 'failed':
+        return; // several folders only (backfill-view.ts)
       case 'step':
         break;
     }

@@ -1,7 +1,7 @@
 // Numbers and times as people read them.
 
 export function formatBytes(bytes: number): string {
-  if (bytes < 1000) return `${bytes} B`;
+  if (bytes < 1000) return `${Math.round(bytes)} B`;
   const units = ['kB', 'MB', 'GB', 'TB'];
   let value = bytes;
   let unit = -1;

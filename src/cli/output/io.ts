@@ -9,7 +9,7 @@ import type { OutputStream } from '../context.js';
 import { KEY_PREFIXES } from '../../core/api/types.js';
 import { timestamp } from './format.js';
 import { githubAnnotation, inGithubActions } from './github.js';
-import { progressBar, progressLine } from './progress.js';
+import { progressBar, progressLine, type ProgressVerb } from './progress.js';
 
 export interface OutputFlags {
   json: boolean;
@@ -47,6 +47,8 @@ export class IO {
   private stepStarted = 0;
   private lastProgress = 0;
   private readonly secrets: string[] = [];
+  /** The live block's lines as last drawn (several deliveries at once); empty when none is on screen. */
+  private liveFrame: string[] = [];
 
   constructor(options: IOOptions) {
     this.options = options;
@@ -116,16 +118,19 @@ export class IO {
     else if (text && !this.flags.quiet) this.line(text);
   }
 
-  progress(sent: number, total: number): void {
+  /** Bytes of the current step's work done (a file read, an upload): a bar on a terminal, else a line every 10 s. */
+  progress(done: number, total: number, verb: ProgressVerb): void {
     const now = this.options.now().getTime();
-    const sample = { sent, total, elapsedMs: now - this.stepStarted };
+    const sample = { sent: done, total, elapsedMs: now - this.stepStarted };
     if (this.spinner?.isSpinning) {
-      if (now - this.lastProgress < SPINNER_UPDATE_INTERVAL_MS && sent < total) return;
+      if (now - this.lastProgress < SPINNER_UPDATE_INTERVAL_MS && done < total) return;
       this.lastProgress = now;
       this.spinner.text = `${this.stepText} ${progressBar(sample)}`;
+      // Drawn now rather than on the spinner's next frame, so that the last update (100%) is always seen.
+      this.spinner.render();
     } else if (!this.flags.quiet && !this.spinner && now - this.lastProgress >= PROGRESS_LINE_INTERVAL_MS) {
       this.lastProgress = now;
-      this.line(progressLine(sample));
+      this.line(progressLine(sample, verb));
     }
   }
 
@@ -148,10 +153,12 @@ export class IO {
   /** An error as bds reports one: `bds: <message>`, a hint line, the stack with --verbose, a GitHub annotation. */
   error(message: string, hint: string | undefined, stack?: string): void {
     this.failStep();
-    this.writeErr(`${this.err.red('bds:')} ${message}\n`);
-    if (hint) this.writeErr(`${this.err.dim(`hint: ${hint}`)}\n`);
-    if (this.flags.verbose && stack) this.writeErr(`${this.err.dim(stack)}\n`);
-    if (inGithubActions(this.options.env)) this.writeErr(githubAnnotation(message));
+    this.above(() => {
+      this.writeErr(`${this.err.red('bds:')} ${message}\n`);
+      if (hint) this.writeErr(`${this.err.dim(`hint: ${hint}`)}\n`);
+      if (this.flags.verbose && stack) this.writeErr(`${this.err.dim(stack)}\n`);
+      if (inGithubActions(this.options.env)) this.writeErr(githubAnnotation(message));
+    });
   }
 
   /** A failure is about to be reported: a running spinner ends with a cross instead of a tick. */
@@ -176,14 +183,44 @@ export class IO {
 
   stopSpinner(): void {
     if (this.spinner?.isSpinning) this.spinner.stop();
+    this.endLive();
   }
 
-  /** Writes a line to stderr without tearing a spinner: it is cleared, the line written, then redrawn. */
+  /**
+   * A block of lines at the bottom of the terminal, redrawn in place (interactive only): the cursor goes back
+   * to the block's first line and each line is overwritten, all in one write, so the block never flickers.
+   * Lines are cut to the terminal's width, since a wrapped line would throw the count of lines to go back.
+   */
+  live(lines: string[]): void {
+    if (!this.interactive) return;
+    const width = Math.max((this.options.stderr.columns ?? 80) - 1, 1);
+    const fitted = lines.map((line) => fit(line, width));
+    this.write(this.options.stderr, `${this.cursorToLive()}${fitted.map((line) => `${CLEAR_LINE}${line}\n`).join('')}${CLEAR_BELOW}`);
+    this.liveFrame = fitted;
+  }
+
+  /** The live block leaves the screen; what was printed above it stays. */
+  endLive(): void {
+    if (this.liveFrame.length === 0) return;
+    this.write(this.options.stderr, `${this.cursorToLive()}${CLEAR_BELOW}`);
+    this.liveFrame = [];
+  }
+
+  private cursorToLive(): string {
+    return this.liveFrame.length > 0 ? `\u001b[${this.liveFrame.length}A\r` : '';
+  }
+
+  /** Writes a line to stderr without tearing a spinner or the live block: cleared, the line written, redrawn. */
   private above(write: () => void): void {
     if (this.spinner?.isSpinning) {
       this.spinner.clear();
       write();
       this.spinner.render();
+    } else if (this.liveFrame.length > 0) {
+      const frame = this.liveFrame;
+      this.endLive();
+      write();
+      this.live(frame);
     } else {
       write();
     }
@@ -217,10 +254,38 @@ export class IO {
     stream.write(safe);
   }
 
+  /** A line on stderr: timestamped unless on a terminal; above a live block. */
+  log(text: string): void {
+    this.above(() => this.line(text));
+  }
+
   private line(text: string): void {
     const prefix = this.interactive ? '' : `${timestamp(this.options.now())} `;
     this.write(this.options.stderr, `${prefix}${text}\n`);
   }
+}
+
+const CLEAR_LINE = '\u001b[2K';
+const CLEAR_BELOW = '\u001b[J';
+
+/** The text cut to `width` visible characters, ending in …; colour codes are kept, and reset after a cut. */
+export function fit(text: string, width: number): string {
+  const tokens = Array.from(text.matchAll(/\u001b\[[0-9;]*m|[^\u001b]/gsu), ([token]) => token);
+  const isCode = (token: string) => token.startsWith('\u001b');
+  if (tokens.filter((token) => !isCode(token)).length <= width) return text;
+  let out = '';
+  let visible = 0;
+  for (const token of tokens) {
+    if (isCode(token)) {
+      out += token;
+    } else if (visible < width - 1) {
+      out += token;
+      visible++;
+    } else {
+      break;
+    }
+  }
+  return `${out}…${text.includes('\u001b') ? '\u001b[0m' : ''}`;
 }
 
 /** CI consoles get plain lines even when they claim a terminal; CI=false or CI=0 says this is not CI. */

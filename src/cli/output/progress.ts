@@ -1,4 +1,4 @@
-// Upload progress as text: a bar for a terminal, a throttled line for logs.
+// Progress (of an upload, or of the pass over a data file) as text: a bar for a terminal, a throttled line for logs.
 
 import { formatBytes, formatDuration, formatRate } from './format.js';
 
@@ -23,8 +23,11 @@ export function progressBar({ sent, total, elapsedMs }: ProgressSample, width = 
     .join(' ');
 }
 
-export function progressLine({ sent, total, elapsedMs }: ProgressSample): string {
+/** What the bytes of a progress line are: read by the pre-flight pass, or sent by the upload. */
+export type ProgressVerb = 'read' | 'uploaded';
+
+export function progressLine({ sent, total, elapsedMs }: ProgressSample, verb: ProgressVerb): string {
   const percent = total > 0 ? Math.floor((Math.min(sent, total) / total) * 100) : 100;
   const rate = formatRate(sent, elapsedMs);
-  return `uploaded ${formatBytes(sent)} of ${formatBytes(total)} (${percent}%)${rate ? `, ${rate}` : ''}`;
+  return `${verb} ${formatBytes(sent)} of ${formatBytes(total)} (${percent}%)${rate ? `, ${rate}` : ''}`;
 }

@@ -4,11 +4,12 @@
 // lock are released whatever happens.
 
 import type { BatchListEntry, BatchStatus, Product } from '../api/types.js';
+import type { ApiAccess } from '../connection.js';
 import { announceSettings, clientHooks, type Operation } from '../operation.js';
 import { stateDir } from '../settings/dirs.js';
 import { requireSource } from '../settings/settings.js';
 import { Delivery } from './delivery.js';
-import { checkFolder, type FolderOptions } from './folder.js';
+import { checkFolder, type FolderCheck, type FolderOptions } from './folder.js';
 import { takeLock } from './lock.js';
 import { compareSchema, planFolder, type SchemaChanges } from './plan.js';
 import { RecordStore } from './record-store.js';
@@ -52,16 +53,52 @@ export interface DryRunResult extends DeliverySummary {
   would: { action: 'deliver' | 'resume' | 'skip' | 'stop'; batch_id: string | null; status: BatchStatus | null };
 }
 
-export async function deliverFolder(options: DeliverOptions, op: Operation): Promise<DeliverResult | DryRunResult> {
-  const { runtime, connection } = op;
-  await announceSettings(op);
-  const sourceId = requireSource(await connection.settings());
-  const access = await connection.apiAccess();
-  if (access.key.mode === 'test') op.onEvent({ type: 'notice', code: 'test_key' });
+/** Where a delivery goes: the source and the checked API access. Nothing has been sent. */
+export interface DeliveryTarget {
+  sourceId: string;
+  access: ApiAccess;
+}
 
+/** What a delivery may do once its folder is checked. */
+export type DeliveryChoices = Pick<DeliverOptions, 'force' | 'dryRun' | 'skipDelivered'>;
+
+export async function deliverFolder(options: DeliverOptions, op: Operation): Promise<DeliverResult | DryRunResult> {
+  const target = await deliveryTarget(op);
+  const folder = await checkDeliveryFolder(options, op);
+  return runDelivery(folder, target, options, op);
+}
+
+/** Settings, source and key, checked once however many folders follow; the settings' warnings are told. */
+export async function deliveryTarget(op: Operation): Promise<DeliveryTarget> {
+  await announceSettings(op);
+  const sourceId = requireSource(await op.connection.settings());
+  const access = await op.connection.apiAccess();
+  if (access.key.mode === 'test') op.onEvent({ type: 'notice', code: 'test_key' });
+  return { sourceId, access };
+}
+
+/** The quick checks of a folder (period, layout, report, schema, product); its warnings are told. */
+export async function checkDeliveryFolder(options: FolderOptions, op: Operation): Promise<FolderCheck> {
+  const { runtime } = op;
   const folder = await checkFolder({ ...options, cwd: runtime.cwd, now: runtime.now(), periodRequired: true });
+  for (const message of folder.warnings) {
+    op.onEvent({ type: 'notice', code: 'warning', period: folder.period, product: folder.product, message });
+  }
+  return folder;
+}
+
+/**
+ * A checked folder's delivery: the lock, the one pass over its data file, the schema compared with the last
+ * delivery's, then the delivery itself (or, for a dry run, what it would do).
+ */
+export async function runDelivery(
+  folder: FolderCheck,
+  { sourceId, access }: DeliveryTarget,
+  options: DeliveryChoices,
+  op: Operation,
+): Promise<DeliverResult | DryRunResult> {
+  const { runtime, connection } = op;
   const subject = { period: folder.period, product: folder.product };
-  for (const message of folder.warnings) op.onEvent({ type: 'notice', code: 'warning', ...subject, message });
   const records = new RecordStore(stateDir(runtime.env, runtime.homedir));
   const delivery = { api: access.api, sourceId, ...subject };
   const unlock = options.dryRun
@@ -119,8 +156,6 @@ export async function deliverFolder(options: DeliverOptions, op: Operation): Pro
     unlock?.();
   }
 }
-
-
 
 function wouldDo(decision: RerunDecision): DryRunResult['would'] {
   switch (decision.kind) {

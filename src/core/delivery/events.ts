@@ -2,6 +2,7 @@
 // words (src/cli/output/words.ts); a library caller gets them through `onEvent`.
 
 import type { BatchStatus, Product } from '../api/types.js';
+import type { BdsError } from '../errors.js';
 import type { ColumnDiff } from './columns.js';
 
 /** The steps of one delivery, in order. */
@@ -48,6 +49,10 @@ export type DeliveryEvent =
   | (Subject & { type: 'reading'; read: number; total: number })
   /** Bytes of the upload sent. */
   | (Subject & { type: 'progress'; batchId: string; sent: number; total: number })
-  | (Partial<Subject> & { type: 'notice' } & Notice);
+  | (Partial<Subject> & { type: 'notice' } & Notice)
+  /** Several folders: all passed their quick checks; these deliveries follow, in this order (oldest first). */
+  | { type: 'queued'; deliveries: Array<Subject & { dir: string; dataFile: string; bytes: number }> }
+  /** Several folders: this one's delivery failed (the others go on); its error is in the result too. */
+  | (Subject & { type: 'failed'; error: BdsError });
 
 export type EventListener = (event: DeliveryEvent) => void;

@@ -1,0 +1,201 @@
+// Several deliveries at once, as they happen. On a terminal: a live block, one line per running month (period,
+// product, step, a bar while reading or uploading) above an overall line (months done of total, bytes sent,
+// time left), redrawn in place; a month that ends leaves one line above the block. Without a terminal: the
+// usual timestamped lines, each naming its period and product, progress at most every 10 s per month.
+
+import type { DeliveryEvent, StepEvent, Subject } from '../../core/delivery/events.js';
+import { InterruptedError } from '../../core/errors.js';
+import { formatBytes, formatDuration, formatRate } from './format.js';
+import { PROGRESS_LINE_INTERVAL_MS, type IO } from './io.js';
+import { progressBar, progressLine } from './progress.js';
+import { noticeText, stepText } from './words.js';
+
+/** The live block is redrawn this often while nothing else happens (the spinner's pace). */
+const REDRAW_INTERVAL_MS = 100;
+/** No estimate of the time left before this much of the work and this much time. */
+const ESTIMATE_AFTER = { fraction: 0.02, ms: 2_000 };
+const SPINNER_FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+const BAR_WIDTH = 16;
+
+interface Month extends Subject {
+  dir: string;
+  /** The data file's size: the month's weight in the estimate of the time left. */
+  weight: number;
+  state: 'waiting' | 'running' | 'finished';
+  /** What the month is doing, for its live line. */
+  doing: string;
+  /** A pass or an upload with bytes to show. */
+  transfer: { kind: 'read' | 'uploaded'; done: number; total: number; startedAt: number } | undefined;
+  /** 0 to 1: half for the pass over the file, half for the upload. */
+  readFraction: number;
+  sentFraction: number;
+  sent: number;
+  lastLogAt: number;
+}
+
+export class BackfillView {
+  private months: Month[] = [];
+  private readonly started: number;
+  private timer: NodeJS.Timeout | undefined;
+  private frame = 0;
+
+  constructor(
+    private readonly io: IO,
+    private readonly now: () => Date,
+  ) {
+    this.started = now().getTime();
+  }
+
+  readonly onEvent = (event: DeliveryEvent): void => {
+    if (event.type === 'queued') return this.queue(event.deliveries);
+    if (event.type === 'notice') return this.notice(event);
+    const month = this.months.find((m) => m.period === event.period && m.product === event.product);
+    if (!month) return;
+    switch (event.type) {
+      case 'reading':
+        this.transfer(month, 'read', event.read, event.total);
+        month.readFraction = fraction(event.read, event.total);
+        break;
+      case 'progress':
+        this.transfer(month, 'uploaded', event.sent, event.total);
+        month.sent = event.sent;
+        month.sentFraction = fraction(event.sent, event.total);
+        break;
+      case 'step':
+        this.step(month, event);
+        break;
+      case 'failed':
+        month.state = 'finished';
+        month.transfer = undefined;
+        // An interruption is told once, for the whole run, by the command.
+        if (!(event.error instanceof InterruptedError)) this.io.error(`${label(month)}: ${event.error.message}`, event.error.hint, event.error.stack);
+        break;
+    }
+    this.draw();
+  };
+
+  /** The live block leaves the screen (the run is over, or failed). */
+  close(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    this.io.endLive();
+  }
+
+  private queue(deliveries: Array<Subject & { dir: string; bytes: number }>): void {
+    this.months = deliveries.map(({ dir, period, product, bytes }) => ({
+      dir,
+      period,
+      product,
+      weight: Math.max(bytes, 1),
+      state: 'waiting',
+      doing: 'waiting',
+      transfer: undefined,
+      readFraction: 0,
+      sentFraction: 0,
+      sent: 0,
+      lastLogAt: 0,
+    }));
+    if (!this.io.interactive) {
+      if (!this.io.flags.quiet) this.io.log(`delivering ${deliveries.length} folders, oldest first: ${deliveries.map((d) => label(d)).join(', ')}`);
+      return;
+    }
+    this.timer = setInterval(() => this.draw(), REDRAW_INTERVAL_MS);
+    this.timer.unref();
+  }
+
+  private step(month: Month, event: StepEvent): void {
+    month.state = 'running';
+    month.transfer = undefined;
+    const text = stepText(event, month.dir);
+    switch (event.step) {
+      case 'checked':
+        month.readFraction = 1;
+        return this.logFor(month, text);
+      case 'done':
+        month.readFraction = 1;
+        month.sentFraction = 1;
+        return this.finish(month, event.skipped ? `already delivered as ${event.batchId} (${event.status})` : `delivered ${event.batchId} (${event.status})`);
+      case 'checking':
+        month.doing = event.subject === 'file' ? 'reading' : 'checking earlier batches';
+        return this.logFor(month, text);
+      case 'creating':
+        month.doing = 'creating the batch';
+        return this.logFor(month, text);
+      case 'uploading':
+        month.doing = `uploading to ${event.batchId}`;
+        month.transfer = { kind: 'uploaded', done: 0, total: event.bytes, startedAt: this.now().getTime() };
+        return this.logFor(month, text);
+      case 'completing':
+        month.doing = `confirming ${event.batchId}`;
+        return this.logFor(month, text);
+    }
+  }
+
+  private transfer(month: Month, kind: 'read' | 'uploaded', done: number, total: number): void {
+    const now = this.now().getTime();
+    if (month.transfer?.kind !== kind) month.transfer = { kind, done, total, startedAt: now };
+    month.transfer.done = done;
+    month.transfer.total = total;
+    if (this.io.interactive || this.io.flags.quiet || now - month.lastLogAt < PROGRESS_LINE_INTERVAL_MS) return;
+    month.lastLogAt = now;
+    this.io.log(`${label(month)}: ${progressLine({ sent: done, total, elapsedMs: now - month.transfer.startedAt }, kind)}`);
+  }
+
+  /** A step's line off a terminal (on one, the live line shows it). */
+  private logFor(month: Month, text: string): void {
+    month.lastLogAt = this.now().getTime();
+    if (!this.io.interactive && !this.io.flags.quiet) this.io.log(`${label(month)}: ${text}`);
+  }
+
+  /** A month delivered, or found delivered: one line that stays (a failure is told as an error). */
+  private finish(month: Month, text: string): void {
+    month.state = 'finished';
+    month.transfer = undefined;
+    if (this.io.flags.quiet) return;
+    this.io.log(this.io.interactive ? `${this.io.err.green('✔')} ${label(month)}  ${text}` : `${label(month)}: ${text}`);
+  }
+
+  private notice(event: Extract<DeliveryEvent, { type: 'notice' }>): void {
+    const { warning, text } = noticeText(event);
+    const about = event.period && event.product ? `${label({ period: event.period, product: event.product })}: ` : '';
+    if (warning) this.io.warn(`${about}${text}`);
+    else this.io.notice(`${about}${text}`);
+  }
+
+  private draw(): void {
+    if (!this.timer) return;
+    this.frame = (this.frame + 1) % SPINNER_FRAMES.length;
+    const now = this.now().getTime();
+    const running = this.months.filter((m) => m.state === 'running');
+    this.io.live([...running.map((m) => this.liveLine(m, now)), this.overall(now)]);
+  }
+
+  private liveLine(month: Month, now: number): string {
+    const { transfer } = month;
+    const bar = transfer
+      ? ` ${transfer.kind === 'read' ? 'reading' : 'uploading'} ${progressBar({ sent: transfer.done, total: transfer.total, elapsedMs: now - transfer.startedAt }, BAR_WIDTH)}`
+      : ` ${month.doing}`;
+    return `${this.io.err.cyan(SPINNER_FRAMES[this.frame]!)} ${label(month)} ${bar}`;
+  }
+
+  /** Months done of total, bytes sent, and the time left once it can be estimated. */
+  private overall(now: number): string {
+    const finished = this.months.filter((m) => m.state === 'finished').length;
+    const sent = this.months.reduce((sum, m) => sum + m.sent, 0);
+    const weight = this.months.reduce((sum, m) => sum + m.weight, 0);
+    const done = this.months.reduce((sum, m) => sum + (m.state === 'finished' ? 1 : (m.readFraction + m.sentFraction) / 2) * m.weight, 0) / weight;
+    const elapsed = now - this.started;
+    const left = done >= ESTIMATE_AFTER.fraction && elapsed >= ESTIMATE_AFTER.ms && done < 1 ? `, about ${formatDuration((elapsed * (1 - done)) / done)} left` : '';
+    const rate = sent > 0 ? ` (${formatRate(sent, elapsed)})` : '';
+    return `${finished} of ${this.months.length} months done, ${formatBytes(sent)} sent${rate}${left}`;
+  }
+}
+
+/** How a month is named in every line about it. */
+export function label({ period, product }: Subject): string {
+  return `${period} ${product}`;
+}
+
+function fraction(done: number, total: number): number {
+  return total > 0 ? Math.min(1, done / total) : 1;
+}

@@ -1,0 +1,210 @@
+// Several folders in one run (a backfill of past months, or one month's records and episodes): the quick checks
+// of every folder first, so that a mistake in any of them sends nothing at all; then the months oldest first,
+// at most `jobs` at a time, each exactly as a single delivery (deliver.ts's runDelivery). A month that fails
+// does not stop the others; an abort stops them all, each saving its record.
+
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import { PRODUCTS, type BatchStatus, type Product } from '../api/types.js';
+import { BdsError, EXIT_CODES, InternalError, UsageError, abortError } from '../errors.js';
+import type { Operation } from '../operation.js';
+import {
+  checkDeliveryFolder,
+  deliveryTarget,
+  runDelivery,
+  type DeliverResult,
+  type DeliveryChoices,
+  type DryRunResult,
+} from './deliver.js';
+import type { DeliveryEvent } from './events.js';
+import type { FolderCheck } from './folder.js';
+import { periodInName } from './period.js';
+
+export const JOBS = { default: 2, min: 1, max: 8 } as const;
+
+export interface DeliverManyOptions extends DeliveryChoices {
+  /** The folders, each named for its month (`out/2024-05`). */
+  dirs: string[];
+  product?: Product | undefined;
+  sourceId?: string | undefined;
+  /** How many months run at once: 1 to 8, default 2. */
+  jobs?: number | undefined;
+}
+
+/** A failure as the results show it. */
+export interface FailureData {
+  message: string;
+  hint: string | null;
+  exit_code: number;
+}
+
+/** What a month that failed got as far as: what its pass found, the batch it created. */
+export interface FailedDelivery {
+  source_id: string;
+  product: Product;
+  period: string;
+  record_count: number | null;
+  bytes: number | null;
+  sha256: string | null;
+  batch: { id: string; status: BatchStatus | null } | null;
+}
+
+/** One month's outcome: the single delivery's object (or as much of it as was done), its folder and error. */
+export type MonthResult = (DeliverResult | DryRunResult | FailedDelivery) & { dir: string; error: FailureData | null };
+
+/** What `bds deliver <dir>... --json` prints. */
+export interface DeliverManyResult {
+  /** Oldest first. */
+  deliveries: MonthResult[];
+  /** 0 when every month was delivered or already was; else the first failed month's (in period order). */
+  exit_code: number;
+}
+
+export async function deliverFolders(options: DeliverManyOptions, op: Operation): Promise<DeliverManyResult> {
+  const jobs = checkJobs(options.jobs);
+  const target = await deliveryTarget(op);
+  const folders = await checkAll(options, op);
+  op.onEvent({
+    type: 'queued',
+    deliveries: await Promise.all(
+      // The sizes weigh each month in an estimate of the time left; the pass itself reports a file it cannot read.
+      folders.map(async ({ dir, period, product, dataFile }) => ({ dir, period, product, dataFile, bytes: await fileSize(dataFile) })),
+    ),
+  });
+
+  const results: MonthResult[] = new Array(folders.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < folders.length && !op.signal.aborted) {
+      const index = next++;
+      results[index] = await deliverMonth(folders[index]!, target.sourceId, (folder, monthOp) => runDelivery(folder, target, options, monthOp), op);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(jobs, folders.length) }, worker));
+
+  if (op.signal.aborted) {
+    // Months the abort kept from starting: nothing of theirs was sent.
+    const interruption = abortError(op.signal);
+    for (let index = next; index < folders.length; index++) {
+      results[index] = failed(folders[index]!, target.sourceId, {}, interruption, `not started: ${interruption.message}`);
+    }
+    return { deliveries: results, exit_code: interruption.exitCode };
+  }
+  const firstFailure = results.find((result) => result.error !== null);
+  return { deliveries: results, exit_code: firstFailure?.error?.exit_code ?? EXIT_CODES.ok };
+}
+
+async function fileSize(file: string): Promise<number> {
+  try {
+    return (await stat(file)).size;
+  } catch {
+    return 0;
+  }
+}
+
+function checkJobs(jobs: number | undefined): number {
+  if (jobs === undefined) return JOBS.default;
+  if (!Number.isInteger(jobs) || jobs < JOBS.min || jobs > JOBS.max) {
+    throw new UsageError(`--jobs must be a whole number from ${JOBS.min} to ${JOBS.max}, not ${jobs}`, {
+      hint: 'more months at once rarely helps: each already uses every core for its pass',
+    });
+  }
+  return jobs;
+}
+
+/**
+ * The quick checks of every folder, all of them before anything is sent; every failure is named, with its
+ * folder. The checked folders come back oldest first.
+ */
+async function checkAll(options: DeliverManyOptions, op: Operation): Promise<FolderCheck[]> {
+  const failures: { dir: string; error: BdsError }[] = [];
+  const folders: FolderCheck[] = [];
+  for (const dir of options.dirs) {
+    try {
+      if (periodInName(path.basename(path.resolve(op.runtime.cwd, dir))) === undefined) {
+        throw new UsageError("the folder's name holds no period (YYYY-MM)", {
+          hint: "with several folders, each one's period is the YYYY-MM in its name: rename it (out/2024-05), or deliver it alone with --period",
+        });
+      }
+      folders.push(await checkDeliveryFolder({ dir, product: options.product }, op));
+    } catch (error) {
+      if (!(error instanceof BdsError) || error.exitCode !== EXIT_CODES.usage) throw error;
+      failures.push({ dir, error });
+    }
+  }
+  const seen = new Map<string, string>();
+  for (const folder of folders) {
+    const key = `${folder.period} ${folder.product}`;
+    const other = seen.get(key);
+    if (other !== undefined) {
+      failures.push({
+        dir: folder.dir,
+        error: new UsageError(`the same period and product (${key}) as ${other}`, { hint: 'deliver one folder per month and product' }),
+      });
+    }
+    seen.set(key, folder.dir);
+  }
+  if (failures.length === 1) {
+    const [{ dir, error }] = failures as [(typeof failures)[number]];
+    throw new UsageError(`${dir}: ${error.message}; nothing was sent`, { hint: error.hint });
+  }
+  if (failures.length > 1) {
+    throw new UsageError(
+      [`${failures.length} of ${options.dirs.length} folders failed their checks; nothing was sent:`, ...failures.map(({ dir, error }) => `  ${dir}: ${error.message}`)].join('\n'),
+      { hint: 'fix these folders, or leave them out, and run the same command again' },
+    );
+  }
+  return folders.sort((a, b) => a.period.localeCompare(b.period) || PRODUCTS.indexOf(a.product) - PRODUCTS.indexOf(b.product));
+}
+
+/** What a month's events told of it, for the result of a month that fails half-way. */
+interface MonthRecords {
+  recordCount?: number;
+  bytes?: number;
+  sha256?: string;
+  batchId?: string;
+}
+
+/** One month as a single delivery; its failure becomes its result, and a 'failed' event. */
+async function deliverMonth(
+  folder: FolderCheck,
+  sourceId: string,
+  run: (folder: FolderCheck, op: Operation) => Promise<DeliverResult | DryRunResult>,
+  op: Operation,
+): Promise<MonthResult> {
+  const records: MonthRecords = {};
+  const onEvent = (event: DeliveryEvent): void => {
+    if (event.type === 'step' && event.step === 'checked') Object.assign(records, { recordCount: event.recordCount, bytes: event.bytes, sha256: event.sha256 });
+    if (event.type === 'step' && 'batchId' in event) records.batchId = event.batchId;
+    op.onEvent(event);
+  };
+  try {
+    return { ...(await run(folder, { ...op, onEvent })), dir: folder.dir, error: null };
+  } catch (thrown) {
+    const error = thrown instanceof BdsError ? thrown : internal(thrown);
+    op.onEvent({ type: 'failed', period: folder.period, product: folder.product, error });
+    return failed(folder, sourceId, records, error);
+  }
+}
+
+function failed(folder: FolderCheck, sourceId: string, records: MonthRecords, error: BdsError, message = error.message): MonthResult {
+  return {
+    dir: folder.dir,
+    source_id: sourceId,
+    product: folder.product,
+    period: folder.period,
+    record_count: records.recordCount ?? null,
+    bytes: records.bytes ?? null,
+    sha256: records.sha256 ?? null,
+    batch: records.batchId === undefined ? null : { id: records.batchId, status: null },
+    error: { message, hint: error.hint ?? null, exit_code: error.exitCode },
+  };
+}
+
+function internal(thrown: unknown): InternalError {
+  const wrapped = new InternalError(`internal error: ${thrown instanceof Error ? thrown.message : String(thrown)}`, {
+    hint: 'this is a bug in bds; please report it with the output of the same command run with --verbose',
+  });
+  if (thrown instanceof Error && thrown.stack) wrapped.stack = thrown.stack;
+  return wrapped;
+}

@@ -1,0 +1,428 @@
+// `bds deliver <dir>...` (issue 10): the quick checks of every folder first, then the months oldest first, at
+// most --jobs at a time, each a single delivery; a failed month does not stop the others; Ctrl-C stops all.
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { InterruptedError } from '../src/core/errors.js';
+import { deliverMany, type DeliveryEvent } from '../src/index.js';
+import type { Sandbox } from '../src/sandbox/emulator.js';
+import { count, makeFolder, newSource, run, sandbox, sandboxEnv, tempDir, type Folder, type FolderOptions } from './helpers.js';
+
+const ANSI_COLOUR = /\u001b\[[0-9;]*m/;
+const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ /;
+
+async function until(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** A folder per month, each named for it (`<root>/records-2024-01`), with distinct data; in the order given. */
+function months(periods: string[], options: FolderOptions & { name?: (period: string) => string } = {}): Folder[] {
+  const root = tempDir('bds-backfill-');
+  return periods.map((period, i) => {
+    const folder = makeFolder({ records: 3 + i, ...options });
+    const dir = path.join(root, options.name?.(period) ?? `${options.product ?? 'records'}-${period}`);
+    renameSync(folder.dir, dir);
+    return { ...folder, dir, dataFile: path.join(dir, path.basename(folder.dataFile)) };
+  });
+}
+
+/** The most uploads the storage host was serving at one moment. */
+function mostUploadsAtOnce(box: Sandbox): number {
+  const uploads = box.requests.filter((r) => r.route === 'upload');
+  return Math.max(0, ...uploads.map((u) => uploads.filter((o) => o.startedAt <= u.startedAt && (o.endedAt ?? Infinity) > u.startedAt).length));
+}
+
+/** Batches by period: [period, status] pairs, sorted. */
+function batchesByPeriod(box: Sandbox): string[][] {
+  return box.store
+    .batches()
+    .map((b) => [b.period, b.status])
+    .sort((a, b) => a[0]!.localeCompare(b[0]!) || a[1]!.localeCompare(b[1]!));
+}
+
+describe('bds deliver <dir>...', () => {
+  it('delivers every month oldest first, byte for byte, and prints one row each; run again, it sends nothing', async () => {
+    const box = await sandbox();
+    const source = newSource(box);
+    const home = tempDir();
+    const folders = months(['2024-03', '2024-01', '2024-02']);
+    const args = ['deliver', ...folders.map((f) => f.dir), '--source', source, '--jobs', '1'];
+    const res = await run(args, { env: sandboxEnv(box), home });
+    expect(res.stderr).not.toContain('bds:');
+    expect(res.code).toBe(0);
+
+    const batches = box.store.batches();
+    expect(batches.map((b) => b.period)).toEqual(['2024-01', '2024-02', '2024-03']); // created oldest first
+    for (const batch of batches) {
+      const folder = folders[['2024-03', '2024-01', '2024-02'].indexOf(batch.period)]!;
+      expect(batch.status).toBe('received');
+      expect(box.store.uploadedBytes(batch.id)!.equals(folder.uploaded)).toBe(true);
+    }
+    const rows = res.stdout.split('\n').filter((line) => /^2024-0\d /.test(line));
+    const recordsOf = (period: string) => folders.find((f) => f.dir.endsWith(period))!.records;
+    expect(rows).toEqual(batches.map((b) => expect.stringMatching(new RegExp(`^${b.period} +records +delivered +${b.id} +${recordsOf(b.period)} `))));
+    expect(res.stdout).toContain('All 3 months are delivered.');
+
+    const requestsBefore = box.requests.length;
+    const again = await run([...args, '--json'], { env: sandboxEnv(box), home });
+    expect(again.code).toBe(0);
+    expect(again.json()).toMatchObject({
+      exit_code: 0,
+      deliveries: batches.map((b) => ({ period: b.period, product: 'records', batch: { id: b.id, status: 'received' }, skipped: true, error: null })),
+    });
+    const sent = box.requests.slice(requestsBefore).map((r) => r.route);
+    expect(sent).not.toContain('create');
+    expect(sent).not.toContain('upload');
+    expect(sent).not.toContain('complete');
+  });
+
+  it('--dry-run: every month checked and its verdict shown, nothing created', async () => {
+    const box = await sandbox();
+    const source = newSource(box);
+    const home = tempDir();
+    const folders = months(['2024-01', '2024-02']);
+    await run(['deliver', folders[0]!.dir, '--source', source], { env: sandboxEnv(box), home });
+    const res = await run(['deliver', ...folders.map((f) => f.dir), '--source', source, '--dry-run'], { env: sandboxEnv(box), home });
+    expect(res.code).toBe(0);
+    expect(res.stdout).toMatch(/^2024-01 +records +would skip +bat_\w+ +3 /m);
+    expect(res.stdout).toMatch(/^2024-02 +records +would deliver +4 /m);
+    expect(res.stdout).toContain('Dry run: nothing was created.\n');
+    expect(count(box, 'create')).toBe(1);
+  });
+
+  it("one month's records and episodes in one run", async () => {
+    const box = await sandbox();
+    const [records] = months(['2024-05']);
+    const [episodes] = months(['2024-05'], { product: 'episodes', lines: ['{"t":1}', '{"t":2}'] });
+    const res = await run(['deliver', records!.dir, episodes!.dir, '--source', newSource(box), '--json'], { env: sandboxEnv(box) });
+    expect(res.code).toBe(0);
+    expect(res.json().deliveries.map((d: any) => [d.period, d.product, d.batch.status])).toEqual([
+      ['2024-05', 'records', 'received'],
+      ['2024-05', 'episodes', 'received'],
+    ]);
+  });
+});
+
+describe('the quick checks of every folder come first: any failure is exit 2 and nothing is sent', () => {
+  const refusals: Array<[string, (folders: Folder[]) => string[], RegExp]> = [
+    [
+      'a folder without report.json',
+      (folders) => {
+        writeFileSync(path.join(folders[2]!.dir, 'report.json'), '{"tool": 1}');
+        return folders.map((f) => f.dir);
+      },
+      /^bds: .*records-2024-03: .*report.*; nothing was sent$/m,
+    ],
+    [
+      'a folder whose name holds no period',
+      (folders) => {
+        const unnamed = path.join(path.dirname(folders[1]!.dir), 'latest');
+        renameSync(folders[1]!.dir, unnamed);
+        return [folders[0]!.dir, unnamed, folders[2]!.dir];
+      },
+      /^bds: .*latest: the folder's name holds no period \(YYYY-MM\); nothing was sent\nhint: with several folders, each one's period is the YYYY-MM in its name/m,
+    ],
+    [
+      'two folders for the same period and product',
+      (folders) => {
+        const twin = path.join(path.dirname(folders[1]!.dir), 'orders_2024-02_v2');
+        renameSync(folders[2]!.dir, twin);
+        return [folders[0]!.dir, folders[1]!.dir, twin];
+      },
+      /^bds: .*orders_2024-02_v2: the same period and product \(2024-02 records\) as .*records-2024-02; nothing was sent$/m,
+    ],
+    [
+      'a month in the future',
+      (folders) => {
+        const future = path.join(path.dirname(folders[2]!.dir), 'records-2099-01');
+        renameSync(folders[2]!.dir, future);
+        return [folders[0]!.dir, folders[1]!.dir, future];
+      },
+      /^bds: .*records-2099-01: the period 2099-01 in the folder's name records-2099-01 is in the future/m,
+    ],
+    [
+      'a product that contradicts a schema',
+      (folders) => [...folders.map((f) => f.dir), '--product', 'episodes'],
+      /^bds: 3 of 3 folders failed their checks; nothing was sent:\n {2}.*records-2024-01: .*\n {2}.*records-2024-02: .*\n {2}.*records-2024-03: /m,
+    ],
+  ];
+
+  it.each(refusals)('%s', async (_name, arrange, message) => {
+    const box = await sandbox();
+    const args = arrange(months(['2024-01', '2024-02', '2024-03']));
+    const res = await run(['deliver', ...args, '--source', newSource(box)], { env: sandboxEnv(box) });
+    expect(res.stderr).toMatch(message);
+    expect(res.code).toBe(2);
+    expect(count(box, 'create') + count(box, 'upload') + count(box, 'list')).toBe(0);
+  });
+
+  it('every failing folder is named, and under --json the error is one document', async () => {
+    const box = await sandbox();
+    const folders = months(['2024-01', '2024-02', '2024-03']);
+    writeFileSync(path.join(folders[0]!.dir, 'schema.json'), '{');
+    writeFileSync(path.join(folders[2]!.dir, 'report.json'), '[]');
+    const res = await run(['deliver', ...folders.map((f) => f.dir), '--source', newSource(box), '--json'], { env: sandboxEnv(box) });
+    expect(res.code).toBe(2);
+    const { error } = res.json();
+    expect(error.exit_code).toBe(2);
+    expect(error.message.split('\n')).toEqual([
+      '2 of 3 folders failed their checks; nothing was sent:',
+      expect.stringContaining(`${folders[0]!.dir}: `),
+      expect.stringContaining(`${folders[2]!.dir}: `),
+    ]);
+    expect(box.requests.filter((r) => r.route !== 'me')).toEqual([]);
+  });
+
+  it.each([['--period', '2024-01'], ['--file', 'records.jsonl.gz'], ['--schema', 'schema.json'], ['--report', 'report.json']])(
+    '%s is refused with several folders',
+    async (flag, value) => {
+      const box = await sandbox();
+      const folders = months(['2024-01', '2024-02']);
+      const res = await run(['deliver', ...folders.map((f) => f.dir), flag, value, '--source', newSource(box)], { env: sandboxEnv(box) });
+      expect(res.code).toBe(2);
+      expect(res.stderr).toContain(`bds: ${flag} cannot be given with several folders\n`);
+      expect(box.requests).toEqual([]);
+    },
+  );
+
+  it.each(['0', '9', 'two', '1.5'])('--jobs %s is refused', async (jobs) => {
+    const box = await sandbox();
+    const folders = months(['2024-01', '2024-02']);
+    const res = await run(['deliver', ...folders.map((f) => f.dir), '--jobs', jobs, '--source', newSource(box)], { env: sandboxEnv(box) });
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain(`bds: --jobs must be a whole number from 1 to 8, not ${jobs}\n`);
+    expect(count(box, 'create')).toBe(0);
+  });
+});
+
+describe('at most --jobs months at once, seen from the server', () => {
+  it.each([
+    [1, 3],
+    [2, 4],
+    [3, 5],
+  ])('--jobs %i: never more uploads at once, and that many when the months allow', async (jobs, monthCount) => {
+    const box = await sandbox();
+    // Each upload is held a while, so that months running together are caught at it together.
+    box.faults.add({ route: 'upload', delayMs: 400, times: monthCount });
+    const folders = months(Array.from({ length: monthCount }, (_, i) => `2023-0${i + 1}`));
+    const res = await run(['deliver', ...folders.map((f) => f.dir), '--jobs', String(jobs), '--source', newSource(box)], { env: sandboxEnv(box) });
+    expect(res.code).toBe(0);
+    expect(count(box, 'upload')).toBe(monthCount);
+    expect(mostUploadsAtOnce(box)).toBe(jobs);
+  });
+});
+
+describe('a month that fails does not stop the others', () => {
+  it('exit code of the first failed month in period order; run again, it delivers only what is missing', async () => {
+    const box = await sandbox();
+    const source = newSource(box);
+    const home = tempDir();
+    const folders = months(['2024-01', '2024-02', '2024-03', '2024-04']);
+    // 2024-03: a bad line, found in its pass (exit 2).
+    const good = readFileSync(folders[2]!.dataFile);
+    writeFileSync(folders[2]!.dataFile, gzipSync('{"_object":"orders","order_id":"x"}\nnot json\n'));
+    const env = { HOME: home, XDG_STATE_HOME: path.join(home, 'state'), ...sandboxEnv(box), BDS_SOURCE_ID: source };
+    const events: DeliveryEvent[] = [];
+    const result = await deliverMany({
+      dirs: folders.map((f) => f.dir),
+      jobs: 1,
+      env,
+      onEvent: (event) => {
+        events.push(event);
+        // 2024-02: the API refuses to confirm its batch (exit 4).
+        if (event.type === 'step' && event.step === 'completing' && event.period === '2024-02') {
+          box.faults.add({ route: 'complete', status: 422 });
+        }
+      },
+    });
+    expect(result.exit_code).toBe(4);
+    expect(result.deliveries.map((d) => [d.period, d.error?.exit_code ?? 0])).toEqual([
+      ['2024-01', 0],
+      ['2024-02', 4],
+      ['2024-03', 2],
+      ['2024-04', 0],
+    ]);
+    const february = result.deliveries[1]!;
+    expect(february).toMatchObject({ record_count: 4, batch: { id: expect.stringMatching(/^bat_/) }, error: { message: expect.stringContaining('422') } });
+    expect(result.deliveries[2]!.error!.message).toMatch(/line 2/);
+    expect(events.filter((e) => e.type === 'failed').map((e) => (e as { period: string }).period)).toEqual(['2024-02', '2024-03']);
+    expect(batchesByPeriod(box)).toEqual([
+      ['2024-01', 'received'],
+      ['2024-02', 'awaiting_upload'],
+      ['2024-04', 'received'],
+    ]);
+
+    // Fixed: the same command again finishes February's batch and delivers March; January and April send nothing.
+    writeFileSync(folders[2]!.dataFile, good);
+    const before = box.requests.length;
+    const again = await run(['deliver', ...folders.map((f) => f.dir), '--json'], { env, home });
+    expect(again.code).toBe(0);
+    expect(again.json().deliveries.map((d: any) => [d.period, d.skipped, d.error])).toEqual([
+      ['2024-01', true, null],
+      ['2024-02', false, null],
+      ['2024-03', false, null],
+      ['2024-04', true, null],
+    ]);
+    expect(again.json().deliveries[1].batch.id).toBe((february as { batch: { id: string } }).batch.id);
+    expect(batchesByPeriod(box)).toEqual([
+      ['2024-01', 'received'],
+      ['2024-02', 'received'],
+      ['2024-03', 'received'],
+      ['2024-04', 'received'],
+    ]);
+    expect(box.requests.slice(before).filter((r) => r.route === 'create').length).toBe(1);
+  });
+
+  it('the network giving up on one month: exit 5, the other months delivered', async () => {
+    const box = await sandbox();
+    const folders = months(['2024-01', '2024-02', '2024-03']);
+    // --jobs 1: the first uploads are January's; every one of its attempts fails.
+    box.faults.add({ route: 'upload', status: 503, times: 5 });
+    const res = await run(['deliver', ...folders.map((f) => f.dir), '--jobs', '1', '--source', newSource(box)], { env: sandboxEnv(box) });
+    expect(res.code).toBe(5);
+    expect(res.stderr).toMatch(/^bds: 2024-01 records: .*503/m);
+    expect(batchesByPeriod(box)).toEqual([
+      ['2024-01', 'awaiting_upload'],
+      ['2024-02', 'received'],
+      ['2024-03', 'received'],
+    ]);
+  });
+
+  it('the CLI names the failed month as it fails, and its table row and --quiet line say why', async () => {
+    const box = await sandbox();
+    const folders = months(['2024-01', '2024-02']);
+    writeFileSync(folders[0]!.dataFile, gzipSync('oops\n'));
+    const home = tempDir();
+    const args = ['deliver', ...folders.map((f) => f.dir), '--source', newSource(box)];
+    const res = await run(args, { env: sandboxEnv(box), home });
+    expect(res.code).toBe(2);
+    expect(res.stderr).toMatch(/^bds: 2024-01 records: .*line 1/m);
+    expect(res.stdout).toMatch(/^2024-01 +records +failed +.*line 1.*\(exit 2\)$/m);
+    expect(res.stdout).toMatch(/^2024-02 +records +delivered +bat_/m);
+    expect(res.stdout).toContain('1 of 2 months are delivered; 1 failed.');
+
+    const quiet = await run([...args, '--quiet'], { env: sandboxEnv(box), home });
+    expect(quiet.code).toBe(2);
+    expect(quiet.stdout.split('\n').filter(Boolean)).toEqual([
+      expect.stringMatching(/^failed: .*line 1.*: 2024-01 records$/),
+      expect.stringMatching(/^already delivered as bat_\w+ \(received\): 2024-02 records$/),
+    ]);
+  });
+});
+
+describe('Ctrl-C stops every month', () => {
+  it('exit 130, records saved, months not started stay untouched; the same command again finishes with one received batch each', async () => {
+    const box = await sandbox();
+    const source = newSource(box);
+    const home = tempDir();
+    const folders = months(['2024-01', '2024-02', '2024-03', '2024-04']);
+    box.faults.add({ route: 'upload', hang: true, times: 2 });
+    const controller = new AbortController();
+    const args = ['deliver', ...folders.map((f) => f.dir), '--source', source, '--jobs', '2', '--json'];
+    const running = run(args, { env: sandboxEnv(box), home, signal: controller.signal });
+    await until(() => count(box, 'upload') === 2, 'two uploads under way');
+    controller.abort(new InterruptedError('SIGINT'));
+    const res = await running;
+    expect(res.code).toBe(130);
+    expect(res.stderr).toMatch(/^bds: interrupted by SIGINT\nhint: run the same command again to finish/m);
+    const { deliveries, exit_code } = res.json();
+    expect(exit_code).toBe(130);
+    expect(deliveries.map((d: any) => [d.period, d.error.exit_code, d.error.message])).toEqual([
+      ['2024-01', 130, 'interrupted by SIGINT'],
+      ['2024-02', 130, 'interrupted by SIGINT'],
+      ['2024-03', 130, 'not started: interrupted by SIGINT'],
+      ['2024-04', 130, 'not started: interrupted by SIGINT'],
+    ]);
+    expect(box.store.batches().map((b) => b.period).sort()).toEqual(['2024-01', '2024-02']);
+
+    box.faults.clear();
+    const again = await run(args, { env: sandboxEnv(box), home });
+    expect(again.code).toBe(0);
+    expect(batchesByPeriod(box)).toEqual([
+      ['2024-01', 'received'],
+      ['2024-02', 'received'],
+      ['2024-03', 'received'],
+      ['2024-04', 'received'],
+    ]);
+  });
+
+  it('the library: the signal rejects deliverMany with exit code 130', async () => {
+    const box = await sandbox();
+    const folders = months(['2024-01', '2024-02']);
+    box.faults.add({ route: 'upload', hang: true, times: 2 });
+    const controller = new AbortController();
+    const home = tempDir();
+    const running = deliverMany({
+      dirs: folders.map((f) => f.dir),
+      env: { HOME: home, ...sandboxEnv(box), BDS_SOURCE_ID: newSource(box) },
+      signal: controller.signal,
+    });
+    await until(() => count(box, 'upload') === 2, 'two uploads under way');
+    controller.abort();
+    await expect(running).rejects.toMatchObject({ exitCode: 130 });
+  });
+});
+
+describe('what a person sees', () => {
+  it('without a terminal: timestamped lines, each naming its period and product', async () => {
+    const box = await sandbox();
+    const folders = months(['2024-01', '2024-02']);
+    const res = await run(['deliver', ...folders.map((f) => f.dir), '--source', newSource(box)], { env: sandboxEnv(box) });
+    expect(res.code).toBe(0);
+    const lines = res.stderr.trimEnd().split('\n');
+    for (const line of lines) expect(line).toMatch(TIMESTAMP);
+    const about = lines.filter((line) => !/ test key | delivering 2 folders/.test(line));
+    expect(about.length).toBeGreaterThanOrEqual(10);
+    for (const line of about) expect(line).toMatch(/^\S+ 2024-0[12] records: /);
+    expect(lines).toContainEqual(expect.stringMatching(/ 2024-01 records: delivered bat_\w+ \(received\)$/));
+    expect(res.stderr).not.toMatch(/\u001b/);
+  });
+
+  it('on a terminal: a live line per running month and an overall line, redrawn in place; then the table', async () => {
+    const box = await sandbox();
+    box.faults.add({ route: 'upload', delayMs: 300, times: 3 });
+    const folders = months(['2024-01', '2024-02', '2024-03']);
+    const res = await run(['deliver', ...folders.map((f) => f.dir), '--source', newSource(box)], { env: sandboxEnv(box), tty: true });
+    expect(res.code).toBe(0);
+    expect(res.stderr).toMatch(/\u001b\[\d+A\r/); // back to the block's first line
+    expect(res.stderr).toMatch(/\u001b\[2K\S+ 2024-01 records +uploading \[/);
+    expect(res.stderr).toMatch(/\u001b\[2K0 of 3 months done, 0 B sent/);
+    expect(res.stderr).toMatch(/\u001b\[2K3 of 3 months done, [\d.]+ \w?B sent/);
+    expect(res.stderr).toMatch(/✔.* 2024-03 records {2}delivered bat_\w+ \(received\)/);
+    expect(res.stderr).not.toMatch(TIMESTAMP);
+    expect(res.stdout).toMatch(/^PERIOD +PRODUCT +OUTCOME +BATCH +RECORDS +BYTES +ERROR$/m);
+  });
+
+  it('a narrow terminal: no live line is wider than the terminal; NO_COLOR: no colour', async () => {
+    const box = await sandbox();
+    box.faults.add({ route: 'upload', delayMs: 200, times: 2 });
+    const folders = months(['2024-01', '2024-02']);
+    const res = await run(['deliver', ...folders.map((f) => f.dir), '--source', newSource(box)], {
+      env: { ...sandboxEnv(box), NO_COLOR: '1' },
+      tty: true,
+      columns: 30,
+    });
+    expect(res.code).toBe(0);
+    expect(res.stderr).not.toMatch(ANSI_COLOUR);
+    const drawn = res.stderr.split('\u001b[2K').slice(1).map((part) => part.split('\n')[0]!);
+    expect(drawn.length).toBeGreaterThan(2);
+    for (const line of drawn) expect([...line].length).toBeLessThanOrEqual(29);
+  });
+
+  it('TERM=dumb: plain timestamped lines, no cursor movement', async () => {
+    const box = await sandbox();
+    const folders = months(['2024-01', '2024-02']);
+    const res = await run(['deliver', ...folders.map((f) => f.dir), '--source', newSource(box)], {
+      env: { ...sandboxEnv(box), TERM: 'dumb' },
+      tty: true,
+    });
+    expect(res.code).toBe(0);
+    expect(res.stderr).not.toMatch(/\u001b/);
+    expect(res.stderr).toMatch(/Z 2024-02 records: delivered bat_/);
+  });
+});
