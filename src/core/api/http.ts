@@ -345,6 +345,8 @@ const TRANSPORT_HINTS: Record<string, string> = {
   UNABLE_TO_VERIFY_LEAF_SIGNATURE: UNTRUSTED_CERTIFICATE,
 };
 
+const NODE_CA_ADVICE = /; if the root CA is installed locally, try running Node\.js with --use-system-ca/;
+
 function describeTransportError(error: unknown): string {
   const code = errorCodeOf(error);
   const words = code === undefined ? undefined : TRANSPORT_WORDS[code];
@@ -352,7 +354,8 @@ function describeTransportError(error: unknown): string {
   // OpenSSL's own message spans two lines and names its source files; its reason is what a person can read.
   const { reason } = (error ?? {}) as { reason?: unknown };
   const message = typeof reason === 'string' && reason ? `TLS error: ${reason}` : error instanceof Error ? error.message : String(error);
-  const line = message.replace(/\s+/g, ' ').trim();
+  // Node 24 adds advice about its own flag to certificate errors; bds's hint says what to do instead.
+  const line = message.replace(NODE_CA_ADVICE, '').replace(/\s+/g, ' ').trim();
   return code ? `${line} (${code})` : line;
 }
 
