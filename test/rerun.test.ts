@@ -1,6 +1,7 @@
 // Re-runs and concurrent runs: the same command run again never delivers a second batch, a delivered period
 // from another file needs --force, a rejected batch does not block, and two runs at once do not both deliver.
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { RecordStore } from '../src/core/delivery/record-store.js';
@@ -87,6 +88,34 @@ describe('5. re-runs', () => {
     expect(res.code).toBe(4);
     expect(res.stderr).toMatch(/already delivered as bat_\w+ \(received\), from another file or by another machine/);
     expect(statuses(box)).toEqual(['received']);
+  });
+
+  it("a month delivered by bds 0.1 (a version-1 record, keyed by the base URL as written) is already delivered, not another file's", async () => {
+    const box = await sandbox();
+    const folder = makeFolder();
+    const home = tempDir();
+    expect((await deliverTo(box, folder, { home })).code).toBe(0);
+    const batch = box.store.batches()[0]!;
+    // What bds 0.1 left instead of this version's record: its file name and fields.
+    const records = path.join(stateDir({}, home), 'deliveries');
+    for (const name of readdirSync(records)) rmSync(path.join(records, name));
+    const digest = createHash('sha256')
+      .update(JSON.stringify([`${box.baseUrl}/`, batch.source_id, PERIOD, 'records']))
+      .digest('hex')
+      .slice(0, 12);
+    const version1 = {
+      version: 1, baseUrl: `${box.baseUrl}/`, sourceId: batch.source_id, period: PERIOD, product: 'records', sha256: folder.sha256,
+      step: 'completed', idempotencyKey: 'idem-0.1', dataFile: folder.dataFile, bytes: folder.uploaded.length, recordCount: 3,
+      batchId: batch.id, status: 'received', updatedAt: '2024-06-01T03:15:00.000Z',
+    };
+    writeFileSync(path.join(records, `${batch.source_id}-${PERIOD}-records-${digest}-${folder.sha256.slice(0, 16)}.json`), JSON.stringify(version1));
+
+    const before = box.requests.length;
+    const again = await deliverTo(box, folder, { home });
+    expect(again.stderr).not.toContain('bds:');
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain(`Already delivered as ${batch.id} (received); nothing was sent.`);
+    expect(routesSince(box, before)).toEqual(['list']);
   });
 
   it('a rejected batch does not block a new delivery', async () => {

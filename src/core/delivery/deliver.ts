@@ -121,6 +121,7 @@ export async function runDelivery(
         const run = new Delivery({
           plan,
           api: access.api,
+          baseUrl: access.baseUrl.toString(),
           client,
           sourceId,
           force: options.force === true,

@@ -22,6 +22,8 @@ export interface DeliveryOptions {
   plan: DeliveryPlan;
   /** The API in canonical form (url-rules.ts): what records and locks are keyed by. */
   api: string;
+  /** The base URL as written: what bds 0.1 keyed its records by. */
+  baseUrl: string;
   client: ApiClient;
   sourceId: string;
   force: boolean;
@@ -63,7 +65,9 @@ export class Delivery {
       if (outer.aborted) this.abort(abortError(outer));
       else outer.addEventListener('abort', () => this.abort(abortError(outer)), { once: true });
     }
-    this.record = options.records.read(this.key, (corrupt) => this.notice({ code: 'record_set_aside', ...corrupt }));
+    this.record =
+      options.records.read(this.key, (corrupt) => this.notice({ code: 'record_set_aside', ...corrupt })) ??
+      options.records.readVersion1(this.key, options.baseUrl);
   }
 
   get state(): DeliveryState {

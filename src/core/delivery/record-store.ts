@@ -74,6 +74,27 @@ export class RecordStore {
     return undefined;
   }
 
+  /**
+   * The record bds 0.1 wrote of a completed delivery of the same file, when there is no record of this
+   * version's: keyed by the base URL as written, not the API's one spelling. It makes a re-run "already
+   * delivered" rather than "from another file". An unfinished one is not taken over: its report and schema
+   * are not known, so it could not be resumed safely (a fresh batch is made, as for a lost record).
+   */
+  readVersion1(key: DeliveryKey, baseUrl: string): DeliveryRecord | undefined {
+    const digest = createHash('sha256').update(JSON.stringify([baseUrl, key.sourceId, key.period, key.product])).digest('hex').slice(0, 12);
+    const file = path.join(this.dir, `${safeSource(key.sourceId)}-${key.period}-${key.product}-${digest}-${key.sha256.slice(0, 16)}.json`);
+    let value: unknown;
+    try {
+      value = JSON.parse(readFileSync(file, 'utf8'));
+    } catch {
+      return undefined;
+    }
+    if (!isObject(value) || value.version !== 1 || value.sha256 !== key.sha256 || value.step !== 'completed') return undefined;
+    if (typeof value.idempotencyKey !== 'string' || typeof value.batchId !== 'string') return undefined;
+    const { idempotencyKey, batchId, dataFile, bytes, recordCount, updatedAt } = value as Record<string, never>;
+    return { ...key, version: 2, step: 'completed', idempotencyKey, batchId, dataFile, bytes, recordCount, updatedAt, inputsDigest: '', columns: [] };
+  }
+
   /** Replaces the record atomically: a temp file, flushed, then renamed over the old one. */
   write(record: DeliveryRecord): void {
     this.inStateFolder(() => {
@@ -173,8 +194,11 @@ function baseName(subject: DeliverySubject): string {
     .update(JSON.stringify([subject.api, subject.sourceId, subject.period, subject.product]))
     .digest('hex')
     .slice(0, 12);
-  const safe = subject.sourceId.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 40);
-  return `${safe}-${subject.period}-${subject.product}-${digest}`;
+  return `${safeSource(subject.sourceId)}-${subject.period}-${subject.product}-${digest}`;
+}
+
+function safeSource(sourceId: string): string {
+  return sourceId.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 40);
 }
 
 function parseRecord(text: string): DeliveryRecord | undefined {
