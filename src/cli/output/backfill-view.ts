@@ -192,7 +192,7 @@ export class BackfillView {
 }
 
 /** How a month is named in every line about it. */
-export function label({ period, product }: Subject): string {
+function label({ period, product }: Subject): string {
   return `${period} ${product}`;
 }
 

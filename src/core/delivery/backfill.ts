@@ -14,6 +14,7 @@ import {
   runDelivery,
   type DeliverResult,
   type DeliveryChoices,
+  type DeliveryTarget,
   type DryRunResult,
 } from './deliver.js';
 import type { DeliveryEvent } from './events.js';
@@ -77,7 +78,7 @@ export async function deliverFolders(options: DeliverManyOptions, op: Operation)
   const worker = async (): Promise<void> => {
     while (next < folders.length && !op.signal.aborted) {
       const index = next++;
-      results[index] = await deliverMonth(folders[index]!, target.sourceId, (folder, monthOp) => runDelivery(folder, target, options, monthOp), op);
+      results[index] = await deliverMonth(folders[index]!, target, options, op);
     }
   };
   await Promise.all(Array.from({ length: Math.min(jobs, folders.length) }, worker));
@@ -166,12 +167,7 @@ interface MonthRecords {
 }
 
 /** One month as a single delivery; its failure becomes its result, and a 'failed' event. */
-async function deliverMonth(
-  folder: FolderCheck,
-  sourceId: string,
-  run: (folder: FolderCheck, op: Operation) => Promise<DeliverResult | DryRunResult>,
-  op: Operation,
-): Promise<MonthResult> {
+async function deliverMonth(folder: FolderCheck, target: DeliveryTarget, choices: DeliveryChoices, op: Operation): Promise<MonthResult> {
   const records: MonthRecords = {};
   const onEvent = (event: DeliveryEvent): void => {
     if (event.type === 'step' && event.step === 'checked') Object.assign(records, { recordCount: event.recordCount, bytes: event.bytes, sha256: event.sha256 });
@@ -179,11 +175,11 @@ async function deliverMonth(
     op.onEvent(event);
   };
   try {
-    return { ...(await run(folder, { ...op, onEvent })), dir: folder.dir, error: null };
+    return { ...(await runDelivery(folder, target, choices, { ...op, onEvent })), dir: folder.dir, error: null };
   } catch (thrown) {
     const error = thrown instanceof BdsError ? thrown : internal(thrown);
     op.onEvent({ type: 'failed', period: folder.period, product: folder.product, error });
-    return failed(folder, sourceId, records, error);
+    return failed(folder, target.sourceId, records, error);
   }
 }
 
