@@ -190,6 +190,15 @@ describe('the quick checks of every folder come first: any failure is exit 2 and
     },
   );
 
+  it('--jobs out of range is refused with one folder too', async () => {
+    const box = await sandbox();
+    const [folder] = months(['2024-01']);
+    const res = await run(['deliver', folder!.dir, '--jobs', '99', '--source', newSource(box)], { env: sandboxEnv(box) });
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain('bds: --jobs must be a whole number from 1 to 8, not 99\n');
+    expect(count(box, 'create')).toBe(0);
+  });
+
   it.each(['0', '9', 'two', '1.5'])('--jobs %s is refused', async (jobs) => {
     const box = await sandbox();
     const folders = months(['2024-01', '2024-02']);
@@ -250,7 +259,12 @@ describe('a month that fails does not stop the others', () => {
     const february = result.deliveries[1]!;
     expect(february).toMatchObject({ record_count: 4, batch: { id: expect.stringMatching(/^bat_/) }, error: { message: expect.stringContaining('422') } });
     expect(result.deliveries[2]!.error!.message).toMatch(/line 2/);
-    expect(events.filter((e) => e.type === 'failed').map((e) => (e as { period: string }).period)).toEqual(['2024-02', '2024-03']);
+    expect(events.filter((e) => e.type === 'ended').map((e) => [(e as { period: string }).period, (e as { error: unknown }).error !== null])).toEqual([
+      ['2024-01', false],
+      ['2024-02', true],
+      ['2024-03', true],
+      ['2024-04', false],
+    ]);
     expect(batchesByPeriod(box)).toEqual([
       ['2024-01', 'received'],
       ['2024-02', 'awaiting_upload'],
@@ -278,6 +292,26 @@ describe('a month that fails does not stop the others', () => {
     expect(box.requests.slice(before).filter((r) => r.route === 'create').length).toBe(1);
   });
 
+  it('the exit code is the first failed month in period order, not the first to fail', async () => {
+    const box = await sandbox();
+    const folders = months(['2024-01', '2024-02']);
+    // February fails at once, in its pass (exit 2); January later, when the API refuses to confirm it (exit 4).
+    writeFileSync(folders[1]!.dataFile, gzipSync('not json\n'));
+    const order: string[] = [];
+    const result = await deliverMany({
+      dirs: folders.map((f) => f.dir),
+      jobs: 2,
+      env: { HOME: tempDir(), ...sandboxEnv(box), BDS_SOURCE_ID: newSource(box) },
+      onEvent: (event) => {
+        if (event.type === 'ended') order.push(event.period);
+        if (event.type === 'step' && event.step === 'completing') box.faults.add({ route: 'complete', status: 422 });
+      },
+    });
+    expect(order).toEqual(['2024-02', '2024-01']);
+    expect(result.deliveries.map((d) => d.error?.exit_code)).toEqual([4, 2]);
+    expect(result.exit_code).toBe(4);
+  });
+
   it('the network giving up on one month: exit 5, the other months delivered', async () => {
     const box = await sandbox();
     const folders = months(['2024-01', '2024-02', '2024-03']);
@@ -302,6 +336,10 @@ describe('a month that fails does not stop the others', () => {
     const res = await run(args, { env: sandboxEnv(box), home });
     expect(res.code).toBe(2);
     expect(res.stderr).toMatch(/^bds: 2024-01 records: .*line 1/m);
+    const json = await run([...args, '--json'], { env: sandboxEnv(box), home });
+    const [january] = json.json().deliveries;
+    expect(Object.keys(january)).toEqual(['batch', 'source_id', 'product', 'period', 'record_count', 'bytes', 'sha256', 'skipped', 'dir', 'error']);
+    expect(january).toMatchObject({ batch: null, period: '2024-01', record_count: null, skipped: false, error: { exit_code: 2 } });
     expect(res.stdout).toMatch(/^2024-01 +records +failed +.*line 1.*\(exit 2\)$/m);
     expect(res.stdout).toMatch(/^2024-02 +records +delivered +bat_/m);
     expect(res.stdout).toContain('1 of 2 months are delivered; 1 failed.');
@@ -309,7 +347,7 @@ describe('a month that fails does not stop the others', () => {
     const quiet = await run([...args, '--quiet'], { env: sandboxEnv(box), home });
     expect(quiet.code).toBe(2);
     expect(quiet.stdout.split('\n').filter(Boolean)).toEqual([
-      expect.stringMatching(/^failed: .*line 1.*: 2024-01 records$/),
+      expect.stringMatching(/^failed 2024-01 records: .*line 1/),
       expect.stringMatching(/^already delivered as bat_\w+ \(received\): 2024-02 records$/),
     ]);
   });
@@ -349,6 +387,21 @@ describe('Ctrl-C stops every month', () => {
       ['2024-03', 'received'],
       ['2024-04', 'received'],
     ]);
+  });
+
+  it('the table says which months were interrupted, and the run is not called a failure', async () => {
+    const box = await sandbox();
+    const folders = months(['2024-01', '2024-02']);
+    box.faults.add({ route: 'upload', hang: true });
+    const controller = new AbortController();
+    const running = run(['deliver', ...folders.map((f) => f.dir), '--source', newSource(box), '--jobs', '1'], { env: sandboxEnv(box), signal: controller.signal });
+    await until(() => count(box, 'upload') === 1, 'the upload under way');
+    controller.abort(new InterruptedError('SIGTERM'));
+    const res = await running;
+    expect(res.code).toBe(143);
+    expect(res.stdout).toMatch(/^2024-01 +records +interrupted +bat_\w+ .*interrupted by SIGTERM \(exit 143\)$/m);
+    expect(res.stdout).toMatch(/^2024-02 +records +interrupted +not started: interrupted by SIGTERM \(exit 143\)$/m);
+    expect(res.stdout).toContain('Interrupted: 0 of 2 months are delivered. Run the same command again to finish the others.');
   });
 
   it('the library: the signal rejects deliverMany with exit code 130', async () => {
@@ -396,6 +449,30 @@ describe('what a person sees', () => {
     expect(res.stderr).toMatch(/✔.* 2024-03 records {2}delivered bat_\w+ \(received\)/);
     expect(res.stderr).not.toMatch(TIMESTAMP);
     expect(res.stdout).toMatch(/^PERIOD +PRODUCT +OUTCOME +BATCH +RECORDS +BYTES +ERROR$/m);
+  });
+
+  it('on a terminal, --dry-run: every month ends, and the block with it', async () => {
+    const box = await sandbox();
+    const folders = months(['2024-01', '2024-02', '2024-03']);
+    const res = await run(['deliver', ...folders.map((f) => f.dir), '--source', newSource(box), '--dry-run'], { env: sandboxEnv(box), tty: true });
+    expect(res.code).toBe(0);
+    expect(res.stderr).toMatch(/2024-03 records {2}checked; nothing was created \(dry run\)/);
+    expect(res.stderr).toMatch(/\u001b\[2K3 of 3 months done/);
+  });
+
+  it('on a terminal, a notice goes above the live block in one write: cleared, the line, the block again', async () => {
+    const box = await sandbox();
+    box.faults.add({ route: 'upload', status: 503 });
+    const folders = months(['2024-01', '2024-02']);
+    const writes: string[] = [];
+    const res = await run(['deliver', ...folders.map((f) => f.dir), '--source', newSource(box), '--jobs', '1'], {
+      env: sandboxEnv(box),
+      tty: true,
+      onStderrWrite: (chunk) => writes.push(chunk),
+    });
+    expect(res.code).toBe(0);
+    const retry = writes.find((chunk) => chunk.includes('2024-01 records: ') && chunk.includes('503'));
+    expect(retry).toMatch(/^\u001b\[\d+A\r\u001b\[J2024-01 records: [^\n]*503[^\n]*\n\u001b\[2K.* 2024-01 records .*\n\u001b\[2K\d of 2 months done.*\n\u001b\[J$/s);
   });
 
   it('a narrow terminal: no live line is wider than the terminal; NO_COLOR: no colour', async () => {

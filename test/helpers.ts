@@ -57,12 +57,17 @@ export class CapturedStream implements OutputStream {
   text = '';
   isTTY: boolean;
   columns: number;
-  constructor(tty = false, columns = 100) {
+  constructor(
+    tty = false,
+    columns = 100,
+    private readonly onWrite?: (chunk: string) => void,
+  ) {
     this.isTTY = tty;
     this.columns = tty ? columns : 0;
   }
   write(chunk: string): boolean {
     this.text += chunk;
+    this.onWrite?.(chunk);
     return true;
   }
 }
@@ -74,6 +79,8 @@ export interface RunOptions {
   tty?: boolean;
   /** The terminal's width, with tty. */
   columns?: number;
+  /** Sees each write to stderr as it is made. */
+  onStderrWrite?: (chunk: string) => void;
   stdoutTty?: boolean;
   signal?: AbortSignal;
   http?: Partial<HttpTuning>;
@@ -96,7 +103,7 @@ export interface RunResult {
 export async function run(argv: string[], options: RunOptions = {}): Promise<RunResult> {
   const home = options.home ?? tempDir('bds-home-');
   const stdout = new CapturedStream(options.stdoutTty ?? options.tty ?? false);
-  const stderr = new CapturedStream(options.tty ?? false, options.columns);
+  const stderr = new CapturedStream(options.tty ?? false, options.columns, options.onStderrWrite);
   const ctx: Context = {
     // The user config folder as a real process would have it: test/setup.ts's private one.
     env: { HOME: home, XDG_STATE_HOME: path.join(home, '.local', 'state'), XDG_CONFIG_HOME: process.env.XDG_CONFIG_HOME, ...options.env },

@@ -129,5 +129,12 @@ describe('the remembered pass', () => {
     expect(asIs.zlib).toBeNull();
     await cache.remember(asIs, pass);
     expect(await cache.recall(asIs)).toEqual(pass);
+    // What a check of each remembers: zlib's version for the plain .jsonl only.
+    const home = tempDir();
+    const env = { HOME: home };
+    await check({ dir: gz.dir, period: '2024-05', env });
+    await check({ dir: folder.dir, period: '2024-05', env });
+    const entries = readdirSync(path.join(home, '.cache', 'bds', 'passes')).map((name) => JSON.parse(readFileSync(path.join(home, '.cache', 'bds', 'passes', name), 'utf8')));
+    expect(Object.fromEntries(entries.map((e) => [e.path, e.zlib]))).toEqual({ [gz.dataFile]: null, [folder.dataFile]: process.versions.zlib });
   });
 });

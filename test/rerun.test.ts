@@ -10,7 +10,7 @@ import { canonicalApi } from '../src/core/api/url-rules.js';
 import { InterruptedError } from '../src/core/errors.js';
 import { stateDir } from '../src/core/settings/dirs.js';
 import type { Sandbox } from '../src/sandbox/emulator.js';
-import { count, deliverTo, expectOneReceived, makeFolder, newSource, REPORT, RECORDS_SCHEMA, sandbox, statuses, tempDir, type Folder } from './helpers.js';
+import { count, deliverTo, expectOneReceived, makeFolder, newSource, REPORT, RECORDS_SCHEMA, run, sandbox, sandboxEnv, statuses, tempDir, type Folder } from './helpers.js';
 
 const PERIOD = '2024-05';
 
@@ -116,6 +116,24 @@ describe('5. re-runs', () => {
     expect(again.code).toBe(0);
     expect(again.stdout).toContain(`Already delivered as ${batch.id} (received); nothing was sent.`);
     expect(routesSince(box, before)).toEqual(['list']);
+
+    // The record it leaves holds this file's columns: the next month, with the same schema, changes none.
+    const june = await run(['deliver', makeFolder().dir, '--period', '2024-06', '--source', batch.source_id], { env: sandboxEnv(box), home });
+    expect(june.code).toBe(0);
+    expect(june.stderr).not.toContain('warning');
+  });
+
+  it('a version-1 record where this version keeps its own is left for readVersion1, not set aside as corrupt', () => {
+    const store = new RecordStore(tempDir());
+    const key = { api: 'https://api.example.com/v1', sourceId: 'src_1', period: PERIOD, product: 'records', sha256: 'b'.repeat(64) };
+    store.write({ ...key, version: 2, step: 'completed', idempotencyKey: 'k', inputsDigest: 'd', dataFile: 'f', bytes: 1, recordCount: 1, columns: [], updatedAt: 'now' });
+    const [name] = readdirSync(store.dir);
+    writeFileSync(path.join(store.dir, name!), JSON.stringify({ version: 1, ...key, step: 'completed', batchId: 'bat_1', idempotencyKey: 'k' }));
+    const setAside: unknown[] = [];
+    expect(store.read(key, (corrupt) => setAside.push(corrupt))).toBeUndefined();
+    expect(setAside).toEqual([]);
+    expect(readdirSync(store.dir)).toEqual([name]);
+    expect(store.readVersion1(key, key.api)).toMatchObject({ batchId: 'bat_1', step: 'completed' });
   });
 
   it('a rejected batch does not block a new delivery', async () => {

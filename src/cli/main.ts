@@ -3,7 +3,7 @@
 // so that --help and --version stay quick.
 
 import { Argument, Command, CommanderError, Option } from 'commander';
-import { BdsError, EXIT_CODES, InternalError, InterruptedError } from '../core/errors.js';
+import { BdsError, EXIT_CODES, InterruptedError, toBdsError } from '../core/errors.js';
 import { packageVersion } from '../core/version.js';
 import type { CommandSpec } from './command.js';
 import checkCommand from './commands/check.js';
@@ -112,12 +112,7 @@ function failure(error: unknown, running: CommandSpec | undefined): unknown {
   if (error instanceof InterruptedError && running === deliverCommand) {
     return new InterruptedError(error.reason, 'run the same command again to resume this delivery');
   }
-  if (error instanceof BdsError) return error;
-  const wrapped = new InternalError(`internal error: ${error instanceof Error ? error.message : String(error)}`, {
-    hint: 'this is a bug in bds; please report it with the output of the same command run with --verbose',
-  });
-  if (error instanceof Error && error.stack) wrapped.stack = error.stack;
-  return wrapped;
+  return toBdsError(error);
 }
 
 /** An error: one line (and a hint), a stack trace only with --verbose; with --json also a JSON object on stdout. */

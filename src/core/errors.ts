@@ -104,3 +104,13 @@ export class InterruptedError extends BdsError {
 export function abortError(signal: AbortSignal): BdsError {
   return signal.reason instanceof BdsError ? signal.reason : new InterruptedError('abort');
 }
+
+/** Anything thrown, as a BdsError: one of ours as it is; anything else is a bug in bds, with its stack kept. */
+export function toBdsError(thrown: unknown): BdsError {
+  if (thrown instanceof BdsError) return thrown;
+  const wrapped = new InternalError(`internal error: ${thrown instanceof Error ? thrown.message : String(thrown)}`, {
+    hint: 'this is a bug in bds; please report it with the output of the same command run with --verbose',
+  });
+  if (thrown instanceof Error && thrown.stack) wrapped.stack = thrown.stack;
+  return wrapped;
+}

@@ -3,9 +3,9 @@
 // view of the months running, then a table with one row per month.
 
 import { Option } from 'commander';
-import { JOBS, type DeliverManyResult, type MonthResult } from '../../core/delivery/backfill.js';
+import { checkJobs, JOBS, type DeliverManyResult, type MonthResult } from '../../core/delivery/backfill.js';
 import type { DeliverResult, DeliverySummary, DryRunResult } from '../../core/delivery/deliver.js';
-import { InterruptedError, UsageError } from '../../core/errors.js';
+import { EXIT_CODES, InterruptedError } from '../../core/errors.js';
 import { defineCommand } from '../command.js';
 import type { Factory } from '../factory.js';
 import { formatBytes, formatDuration } from '../output/format.js';
@@ -71,13 +71,9 @@ export default defineCommand<DeliverFlags, Outcome>({
   },
 });
 
-/** --jobs as a number; its range is the core's to check. */
+/** --jobs as a number, checked with one folder too: a typo should not wait for the day it matters. */
 function parseJobs(jobs: string | undefined): number | undefined {
-  if (jobs === undefined) return undefined;
-  if (!/^\d+$/.test(jobs)) {
-    throw new UsageError(`--jobs must be a whole number from ${JOBS.min} to ${JOBS.max}, not ${jobs}`);
-  }
-  return Number(jobs);
+  return jobs === undefined ? undefined : checkJobs(/^\d+$/.test(jobs) ? Number(jobs) : Number.NaN, jobs);
 }
 
 async function deliverSeveral(factory: Factory, flags: DeliverFlags, dirs: string[], jobs: number | undefined): Promise<Outcome> {
@@ -103,10 +99,10 @@ async function deliverSeveral(factory: Factory, flags: DeliverFlags, dirs: strin
 function printSeveral(factory: Factory, result: DeliverManyResult, elapsedMs: number): number {
   const { io, ctx } = factory;
   const { deliveries, exit_code } = result;
-  io.result({ deliveries: deliveries.map(monthJson), exit_code }, () =>
-    io.flags.quiet ? deliveries.map(quietMonthLine).join('\n') : severalSummary(factory, deliveries, elapsedMs),
-  );
   const interrupted = ctx.signal.aborted && ctx.signal.reason instanceof InterruptedError ? ctx.signal.reason : undefined;
+  io.result({ deliveries: deliveries.map(monthJson), exit_code }, () =>
+    io.flags.quiet ? deliveries.map(quietMonthLine).join('\n') : severalSummary(factory, deliveries, elapsedMs, interrupted !== undefined),
+  );
   if (interrupted) io.error(interrupted.message, 'run the same command again to finish: what was delivered is skipped, what was interrupted resumes');
   const summaryFile = ctx.env.GITHUB_STEP_SUMMARY;
   if (inGithubActions(ctx.env) && summaryFile) {
@@ -124,11 +120,14 @@ function monthJson(month: MonthResult) {
   const { dir, error } = month;
   if ('dry_run' in month) return { ...dryRunJson(month), dir, error };
   if ('skipped' in month) return { ...deliveryJson(month), dir, error };
-  return { ...month, dir, error };
+  const { batch, source_id, product, period, record_count, bytes, sha256 } = month;
+  return { batch, source_id, product, period, record_count, bytes, sha256, skipped: false, dir, error };
 }
 
+const SIGNAL_EXIT_CODES: readonly number[] = [EXIT_CODES.sighup, EXIT_CODES.sigint, EXIT_CODES.sigterm];
+
 function outcomeWord(month: MonthResult): string {
-  if (month.error) return 'failed';
+  if (month.error) return SIGNAL_EXIT_CODES.includes(month.error.exit_code) ? 'interrupted' : 'failed';
   if ('dry_run' in month) return `would ${month.would.action}`;
   return 'skipped' in month && month.skipped ? 'already delivered' : 'delivered';
 }
@@ -146,11 +145,15 @@ function outcomeText(month: MonthResult): string {
 
 function quietMonthLine(month: MonthResult): string {
   if (!month.error && 'skipped' in month) return quietLine(month);
+  if (month.error) return `failed ${month.period} ${month.product}: ${month.error.message}`;
   return `${outcomeText(month)}: ${month.period} ${month.product}`;
 }
 
-function severalVerdict(deliveries: MonthResult[], failed: number): string {
+function severalVerdict(deliveries: MonthResult[], failed: number, interrupted: boolean): string {
   const total = deliveries.length;
+  if (interrupted) {
+    return `Interrupted: ${total - failed} of ${total} months are delivered. Run the same command again to finish the others.`;
+  }
   if (deliveries.some((month) => 'dry_run' in month)) {
     return `Dry run: nothing was created.${failed ? ` ${failed} of ${total} months failed their pass.` : ''}`;
   }
@@ -159,12 +162,12 @@ function severalVerdict(deliveries: MonthResult[], failed: number): string {
     : `${total - failed} of ${total} months are delivered; ${failed} failed. Run the same command again to retry them.`;
 }
 
-function severalSummary({ io }: Factory, deliveries: MonthResult[], elapsedMs: number): string {
+function severalSummary({ io }: Factory, deliveries: MonthResult[], elapsedMs: number, interrupted: boolean): string {
   const failed = deliveries.filter((month) => month.error).length;
   const rows = deliveries.map((month) => [
     month.period,
     month.product,
-    month.error ? io.out.red('failed') : outcomeWord(month),
+    month.error ? io.out.red(outcomeWord(month)) : outcomeWord(month),
     batchOf(month)?.id ?? '',
     month.record_count === null ? '' : String(month.record_count),
     month.bytes === null ? '' : formatBytes(month.bytes),
@@ -173,7 +176,7 @@ function severalSummary({ io }: Factory, deliveries: MonthResult[], elapsedMs: n
   return [
     renderTable(['PERIOD', 'PRODUCT', 'OUTCOME', 'BATCH', 'RECORDS', 'BYTES', 'ERROR'], rows, true),
     '',
-    severalVerdict(deliveries, failed),
+    severalVerdict(deliveries, failed, interrupted),
     `Took:      ${formatDuration(elapsedMs)}`,
   ].join('\n');
 }

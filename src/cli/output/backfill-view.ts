@@ -4,7 +4,7 @@
 // usual timestamped lines, each naming its period and product, progress at most every 10 s per month.
 
 import type { DeliveryEvent, StepEvent, Subject } from '../../core/delivery/events.js';
-import { InterruptedError } from '../../core/errors.js';
+import { InterruptedError, type BdsError } from '../../core/errors.js';
 import { formatBytes, formatDuration, formatRate } from './format.js';
 import { PROGRESS_LINE_INTERVAL_MS, type IO } from './io.js';
 import { progressBar, progressLine } from './progress.js';
@@ -52,23 +52,21 @@ export class BackfillView {
     const month = this.months.find((m) => m.period === event.period && m.product === event.product);
     if (!month) return;
     switch (event.type) {
+      // Bytes come every MiB: the redraw timer shows them, at its pace.
       case 'reading':
         this.transfer(month, 'read', event.read, event.total);
         month.readFraction = fraction(event.read, event.total);
-        break;
+        return;
       case 'progress':
         this.transfer(month, 'uploaded', event.sent, event.total);
         month.sent = event.sent;
         month.sentFraction = fraction(event.sent, event.total);
-        break;
+        return;
       case 'step':
         this.step(month, event);
         break;
-      case 'failed':
-        month.state = 'finished';
-        month.transfer = undefined;
-        // An interruption is told once, for the whole run, by the command.
-        if (!(event.error instanceof InterruptedError)) this.io.error(`${label(month)}: ${event.error.message}`, event.error.hint, event.error.stack);
+      case 'ended':
+        this.ended(month, event.error);
         break;
     }
     this.draw();
@@ -96,7 +94,7 @@ export class BackfillView {
       lastLogAt: 0,
     }));
     if (!this.io.interactive) {
-      if (!this.io.flags.quiet) this.io.log(`delivering ${deliveries.length} folders, oldest first: ${deliveries.map((d) => label(d)).join(', ')}`);
+      this.io.notice(`delivering ${deliveries.length} folders, oldest first: ${deliveries.map((d) => label(d)).join(', ')}`);
       return;
     }
     this.timer = setInterval(() => this.draw(), REDRAW_INTERVAL_MS);
@@ -136,23 +134,31 @@ export class BackfillView {
     if (month.transfer?.kind !== kind) month.transfer = { kind, done, total, startedAt: now };
     month.transfer.done = done;
     month.transfer.total = total;
-    if (this.io.interactive || this.io.flags.quiet || now - month.lastLogAt < PROGRESS_LINE_INTERVAL_MS) return;
+    if (this.io.interactive || now - month.lastLogAt < PROGRESS_LINE_INTERVAL_MS) return;
     month.lastLogAt = now;
-    this.io.log(`${label(month)}: ${progressLine({ sent: done, total, elapsedMs: now - month.transfer.startedAt }, kind)}`);
+    this.io.notice(`${label(month)}: ${progressLine({ sent: done, total, elapsedMs: now - month.transfer.startedAt }, kind)}`);
   }
 
   /** A step's line off a terminal (on one, the live line shows it). */
   private logFor(month: Month, text: string): void {
     month.lastLogAt = this.now().getTime();
-    if (!this.io.interactive && !this.io.flags.quiet) this.io.log(`${label(month)}: ${text}`);
+    if (!this.io.interactive) this.io.notice(`${label(month)}: ${text}`);
   }
 
   /** A month delivered, or found delivered: one line that stays (a failure is told as an error). */
   private finish(month: Month, text: string): void {
     month.state = 'finished';
     month.transfer = undefined;
-    if (this.io.flags.quiet) return;
-    this.io.log(this.io.interactive ? `${this.io.err.green('✔')} ${label(month)}  ${text}` : `${label(month)}: ${text}`);
+    this.io.notice(this.io.interactive ? `${this.io.err.green('✔')} ${label(month)}  ${text}` : `${label(month)}: ${text}`);
+  }
+
+  private ended(month: Month, error: BdsError | null): void {
+    if (month.state === 'finished') return;
+    if (!error) return this.finish(month, 'checked; nothing was created (dry run)');
+    month.state = 'finished';
+    month.transfer = undefined;
+    // An interruption is told once, for the whole run, by the command.
+    if (!(error instanceof InterruptedError)) this.io.error(`${label(month)}: ${error.message}`, error.hint, error.stack);
   }
 
   private notice(event: Extract<DeliveryEvent, { type: 'notice' }>): void {

@@ -30,7 +30,7 @@ export class DeliveryView {
       case 'reading':
         return io.progress(event.read, event.total, 'read');
       case 'queued':
-      case 'failed':
+      case 'ended':
         return; // several folders only (backfill-view.ts)
       case 'step':
         break;

@@ -49,6 +49,8 @@ export class IO {
   private readonly secrets: string[] = [];
   /** The live block's lines as last drawn (several deliveries at once); empty when none is on screen. */
   private liveFrame: string[] = [];
+  /** While a line goes above the live block: stderr's text, gathered into one write. */
+  private pending: string | undefined;
 
   constructor(options: IOOptions) {
     this.options = options;
@@ -195,8 +197,12 @@ export class IO {
     if (!this.interactive) return;
     const width = Math.max((this.options.stderr.columns ?? 80) - 1, 1);
     const fitted = lines.map((line) => fit(line, width));
-    this.write(this.options.stderr, `${this.cursorToLive()}${fitted.map((line) => `${CLEAR_LINE}${line}\n`).join('')}${CLEAR_BELOW}`);
+    this.write(this.options.stderr, `${this.cursorToLive()}${this.frameText(fitted)}`);
     this.liveFrame = fitted;
+  }
+
+  private frameText(lines: string[]): string {
+    return `${lines.map((line) => `${CLEAR_LINE}${line}\n`).join('')}${CLEAR_BELOW}`;
   }
 
   /** The live block leaves the screen; what was printed above it stays. */
@@ -217,10 +223,13 @@ export class IO {
       write();
       this.spinner.render();
     } else if (this.liveFrame.length > 0) {
-      const frame = this.liveFrame;
-      this.endLive();
+      // One write: the block cleared, the lines, the block again; a terminal never shows a half-drawn state.
+      this.pending = `${this.cursorToLive()}${CLEAR_BELOW}`;
       write();
-      this.live(frame);
+      this.pending += this.frameText(this.liveFrame);
+      const text = this.pending;
+      this.pending = undefined;
+      this.options.stderr.write(text);
     } else {
       write();
     }
@@ -251,12 +260,8 @@ export class IO {
   private write(stream: OutputStream, text: string): void {
     let safe = text;
     for (const secret of this.secrets) safe = safe.split(secret).join(`${secret.slice(0, KEY_PREFIXES.live.length)}…(redacted)`);
-    stream.write(safe);
-  }
-
-  /** A line on stderr: timestamped unless on a terminal; above a live block. */
-  log(text: string): void {
-    this.above(() => this.line(text));
+    if (this.pending !== undefined && stream === this.options.stderr) this.pending += safe;
+    else stream.write(safe);
   }
 
   private line(text: string): void {

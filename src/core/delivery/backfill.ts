@@ -6,7 +6,7 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { PRODUCTS, type BatchStatus, type Product } from '../api/types.js';
-import { BdsError, EXIT_CODES, InternalError, UsageError, abortError } from '../errors.js';
+import { BdsError, EXIT_CODES, UsageError, abortError, toBdsError } from '../errors.js';
 import type { Operation } from '../operation.js';
 import {
   checkDeliveryFolder,
@@ -69,7 +69,7 @@ export async function deliverFolders(options: DeliverManyOptions, op: Operation)
     type: 'queued',
     deliveries: await Promise.all(
       // The sizes weigh each month in an estimate of the time left; the pass itself reports a file it cannot read.
-      folders.map(async ({ dir, period, product, dataFile }) => ({ dir, period, product, dataFile, bytes: await fileSize(dataFile) })),
+      folders.map(async ({ dir, period, product, dataFile }) => ({ dir, period, product, dataFile, bytes: await stat(dataFile).then((s) => s.size, () => 0) })),
     ),
   });
 
@@ -95,18 +95,11 @@ export async function deliverFolders(options: DeliverManyOptions, op: Operation)
   return { deliveries: results, exit_code: firstFailure?.error?.exit_code ?? EXIT_CODES.ok };
 }
 
-async function fileSize(file: string): Promise<number> {
-  try {
-    return (await stat(file)).size;
-  } catch {
-    return 0;
-  }
-}
-
-function checkJobs(jobs: number | undefined): number {
+/** How many months at once: 1 to 8 (default 2). `given` is how the caller wrote it, for the message. */
+export function checkJobs(jobs: number | undefined, given = String(jobs)): number {
   if (jobs === undefined) return JOBS.default;
   if (!Number.isInteger(jobs) || jobs < JOBS.min || jobs > JOBS.max) {
-    throw new UsageError(`--jobs must be a whole number from ${JOBS.min} to ${JOBS.max}, not ${jobs}`, {
+    throw new UsageError(`--jobs must be a whole number from ${JOBS.min} to ${JOBS.max}, not ${given}`, {
       hint: 'more months at once rarely helps: each already uses every core for its pass',
     });
   }
@@ -166,7 +159,7 @@ interface MonthRecords {
   batchId?: string;
 }
 
-/** One month as a single delivery; its failure becomes its result, and a 'failed' event. */
+/** One month as a single delivery; its failure becomes its result. Either way an 'ended' event says it is over. */
 async function deliverMonth(folder: FolderCheck, target: DeliveryTarget, choices: DeliveryChoices, op: Operation): Promise<MonthResult> {
   const records: MonthRecords = {};
   const onEvent = (event: DeliveryEvent): void => {
@@ -174,12 +167,25 @@ async function deliverMonth(folder: FolderCheck, target: DeliveryTarget, choices
     if (event.type === 'step' && 'batchId' in event) records.batchId = event.batchId;
     op.onEvent(event);
   };
+  let result: MonthResult;
   try {
-    return { ...(await runDelivery(folder, target, choices, { ...op, onEvent })), dir: folder.dir, error: null };
+    result = { ...(await runDelivery(folder, target, choices, { ...op, onEvent })), dir: folder.dir, error: null };
   } catch (thrown) {
-    const error = thrown instanceof BdsError ? thrown : internal(thrown);
-    op.onEvent({ type: 'failed', period: folder.period, product: folder.product, error });
-    return failed(folder, target.sourceId, records, error);
+    const error = toBdsError(thrown);
+    result = failed(folder, target.sourceId, records, error);
+    ended(op, folder, error);
+    return result;
+  }
+  ended(op, folder, null);
+  return result;
+}
+
+/** A month is over; a listener that throws must not stop the other months half-way (they hold locks). */
+function ended(op: Operation, { period, product }: FolderCheck, error: BdsError | null): void {
+  try {
+    op.onEvent({ type: 'ended', period, product, error });
+  } catch {
+    // The listener's trouble; this month's result stands.
   }
 }
 
@@ -195,12 +201,4 @@ function failed(folder: FolderCheck, sourceId: string, records: MonthRecords, er
     batch: records.batchId === undefined ? null : { id: records.batchId, status: null },
     error: { message, hint: error.hint ?? null, exit_code: error.exitCode },
   };
-}
-
-function internal(thrown: unknown): InternalError {
-  const wrapped = new InternalError(`internal error: ${thrown instanceof Error ? thrown.message : String(thrown)}`, {
-    hint: 'this is a bug in bds; please report it with the output of the same command run with --verbose',
-  });
-  if (thrown instanceof Error && thrown.stack) wrapped.stack = thrown.stack;
-  return wrapped;
 }

@@ -65,9 +65,14 @@ export class Delivery {
       if (outer.aborted) this.abort(abortError(outer));
       else outer.addEventListener('abort', () => this.abort(abortError(outer)), { once: true });
     }
-    this.record =
-      options.records.read(this.key, (corrupt) => this.notice({ code: 'record_set_aside', ...corrupt })) ??
-      options.records.readVersion1(this.key, options.baseUrl);
+    this.record = options.records.read(this.key, (corrupt) => this.notice({ code: 'record_set_aside', ...corrupt })) ?? this.version1Record();
+  }
+
+  /** bds 0.1's record of this file: the schema it was delivered with is not known, so this file's stands in. */
+  private version1Record(): DeliveryRecord | undefined {
+    const { records, baseUrl, plan } = this.options;
+    const record = records.readVersion1(this.key, baseUrl);
+    return record && { ...record, inputsDigest: plan.inputsDigest, columns: plan.columns };
   }
 
   get state(): DeliveryState {

@@ -52,7 +52,7 @@ export type DeliveryEvent =
   | (Partial<Subject> & { type: 'notice' } & Notice)
   /** Several folders: all passed their quick checks; these deliveries follow, in this order (oldest first). */
   | { type: 'queued'; deliveries: Array<Subject & { dir: string; dataFile: string; bytes: number }> }
-  /** Several folders: this one's delivery failed (the others go on); its error is in the result too. */
-  | (Subject & { type: 'failed'; error: BdsError });
+  /** Several folders: this one's delivery is over, delivered (error null) or failed (the others go on). */
+  | (Subject & { type: 'ended'; error: BdsError | null });
 
 export type EventListener = (event: DeliveryEvent) => void;

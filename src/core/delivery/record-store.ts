@@ -43,6 +43,9 @@ export interface DeliveryRecord extends DeliveryKey {
   updatedAt: string;
 }
 
+/** What a record of bds 0.1 tells: all but the report and schema it was delivered with. */
+export type Version1Record = Omit<DeliveryRecord, 'inputsDigest' | 'columns'>;
+
 /** A record file that could not be read as one: set aside, and said, rather than silently ignored. */
 export interface CorruptRecord {
   file: string;
@@ -68,6 +71,8 @@ export class RecordStore {
     }
     const record = parseRecord(text);
     if (record && record.sha256 === key.sha256) return record;
+    // bds 0.1 named some records as this version does (a base URL already in its one spelling): readVersion1's.
+    if (parseVersion1(text)) return undefined;
     const setAsideAs = `${file}.corrupt`;
     this.inStateFolder(() => renameSync(file, setAsideAs));
     onCorrupt({ file, setAsideAs });
@@ -80,19 +85,21 @@ export class RecordStore {
    * delivered" rather than "from another file". An unfinished one is not taken over: its report and schema
    * are not known, so it could not be resumed safely (a fresh batch is made, as for a lost record).
    */
-  readVersion1(key: DeliveryKey, baseUrl: string): DeliveryRecord | undefined {
+  readVersion1(key: DeliveryKey, baseUrl: string): Version1Record | undefined {
     const digest = createHash('sha256').update(JSON.stringify([baseUrl, key.sourceId, key.period, key.product])).digest('hex').slice(0, 12);
     const file = path.join(this.dir, `${safeSource(key.sourceId)}-${key.period}-${key.product}-${digest}-${key.sha256.slice(0, 16)}.json`);
-    let value: unknown;
+    let text: string;
     try {
-      value = JSON.parse(readFileSync(file, 'utf8'));
+      text = readFileSync(file, 'utf8');
     } catch {
       return undefined;
     }
-    if (!isObject(value) || value.version !== 1 || value.sha256 !== key.sha256 || value.step !== 'completed') return undefined;
-    if (typeof value.idempotencyKey !== 'string' || typeof value.batchId !== 'string') return undefined;
+    const value = parseVersion1(text);
+    if (value?.sha256 !== key.sha256 || value.step !== 'completed' || typeof value.idempotencyKey !== 'string' || typeof value.batchId !== 'string') {
+      return undefined;
+    }
     const { idempotencyKey, batchId, dataFile, bytes, recordCount, updatedAt } = value as Record<string, never>;
-    return { ...key, version: 2, step: 'completed', idempotencyKey, batchId, dataFile, bytes, recordCount, updatedAt, inputsDigest: '', columns: [] };
+    return { ...key, version: 2, step: 'completed', idempotencyKey, batchId, dataFile, bytes, recordCount, updatedAt };
   }
 
   /** Replaces the record atomically: a temp file, flushed, then renamed over the old one. */
@@ -199,6 +206,15 @@ function baseName(subject: DeliverySubject): string {
 
 function safeSource(sourceId: string): string {
   return sourceId.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 40);
+}
+
+function parseVersion1(text: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return isObject(value) && value.version === 1 ? value : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function parseRecord(text: string): DeliveryRecord | undefined {
