@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { InterruptedError } from '../src/core/errors.js';
 import { deliverMany, type DeliveryEvent } from '../src/index.js';
 import type { Sandbox } from '../src/sandbox/emulator.js';
-import { count, makeFolder, newSource, run, sandbox, sandboxEnv, tempDir, type Folder, type FolderOptions } from './helpers.js';
+import { count, makeFolder, newSource, RECORDS_SCHEMA, run, sandbox, sandboxEnv, tempDir, type Folder, type FolderOptions } from './helpers.js';
 
 const ANSI_COLOUR = /\u001b\[[0-9;]*m/;
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ /;
@@ -66,7 +66,7 @@ describe('bds deliver <dir>...', () => {
     const rows = res.stdout.split('\n').filter((line) => /^2024-0\d /.test(line));
     const recordsOf = (period: string) => folders.find((f) => f.dir.endsWith(period))!.records;
     expect(rows).toEqual(batches.map((b) => expect.stringMatching(new RegExp(`^${b.period} +records +delivered +${b.id} +${recordsOf(b.period)} `))));
-    expect(res.stdout).toContain('All 3 months are delivered.');
+    expect(res.stdout).toContain('All 3 folders are delivered.');
 
     const requestsBefore = box.requests.length;
     const again = await run([...args, '--json'], { env: sandboxEnv(box), home });
@@ -93,6 +93,25 @@ describe('bds deliver <dir>...', () => {
     expect(res.stdout).toMatch(/^2024-02 +records +would deliver +4 /m);
     expect(res.stdout).toContain('Dry run: nothing was created.\n');
     expect(count(box, 'create')).toBe(1);
+  });
+
+  it('each month compares its schema with the month before it in the run, however the deliveries interleave', async () => {
+    const box = await sandbox();
+    const withEmail = { ...RECORDS_SCHEMA, objects: { orders: [...RECORDS_SCHEMA.objects.orders, { name: 'email', role: 'identifier', kind: 'string' }] } };
+    const [january] = months(['2024-01']);
+    const [february] = months(['2024-02'], { schema: withEmail });
+    const [march] = months(['2024-03']);
+    const args = ['deliver', january!.dir, february!.dir, march!.dir, '--source', newSource(box), '--jobs', '3', '--json'];
+    const home = tempDir();
+    for (const attempt of ['first', 'again']) {
+      const res = await run(args, { env: sandboxEnv(box), home });
+      expect(res.code, attempt).toBe(0);
+      const [jan, feb, mar] = res.json().deliveries;
+      // January has no month before it: the first time nothing to compare with, then (README) the nearest after.
+      if (attempt === 'first') expect(jan.schema_changes).toBeUndefined();
+      expect(feb.schema_changes, attempt).toMatchObject({ since: { period: '2024-01' }, added: [{ name: 'email' }], removed: [] });
+      expect(mar.schema_changes, attempt).toMatchObject({ since: { period: '2024-02' }, added: [], removed: [{ name: 'email' }] });
+    }
   });
 
   it("one month's records and episodes in one run", async () => {
@@ -206,6 +225,75 @@ describe('the quick checks of every folder come first: any failure is exit 2 and
     expect(res.code).toBe(2);
     expect(res.stderr).toContain(`bds: --jobs must be a whole number from 1 to 8, not ${jobs}\n`);
     expect(count(box, 'create')).toBe(0);
+  });
+});
+
+describe('what stops a month, and what it says', () => {
+  it('a month delivered from another file: exit 4, and the hint names its folder alone with --force', async () => {
+    const box = await sandbox();
+    const source = newSource(box);
+    const folders = months(['2024-01', '2024-02']);
+    // January delivered from another machine (another HOME, so no record here).
+    expect((await run(['deliver', folders[0]!.dir, '--source', source], { env: sandboxEnv(box) })).code).toBe(0);
+    const res = await run(['deliver', ...folders.map((f) => f.dir), '--source', source], { env: sandboxEnv(box) });
+    expect(res.code).toBe(4);
+    expect(res.stderr).toContain(
+      `hint: to deliver this file as well, deliver its folder alone with --force (bds deliver ${folders[0]!.dir} --force); with several folders, --force delivers every one of them again\n`,
+    );
+    expect(batchesByPeriod(box)).toEqual([
+      ['2024-01', 'received'],
+      ['2024-02', 'received'],
+    ]);
+  });
+
+  it('a refused key: the months not started are not tried', async () => {
+    const box = await sandbox();
+    const folders = months(['2024-01', '2024-02', '2024-03']);
+    const res = await run(['deliver', ...folders.map((f) => f.dir), '--source', newSource(box), '--jobs', '1', '--json'], {
+      env: { ...sandboxEnv(box), BDS_API_KEY: 'svc_test_wrongkey123' },
+    });
+    expect(res.code).toBe(3);
+    expect(res.json().deliveries.map((d: any) => d.error.message)).toEqual([
+      expect.any(String),
+      'not started: the key was refused for 2024-01 records',
+      'not started: the key was refused for 2024-01 records',
+    ]);
+    expect(box.requests.filter((r) => r.server === 'api').length).toBe(1);
+  });
+
+  it('--force with --skip-delivered is refused, for one folder and for several', async () => {
+    const box = await sandbox();
+    const folders = months(['2024-01', '2024-02']);
+    for (const dirs of [[folders[0]!.dir], folders.map((f) => f.dir)]) {
+      const res = await run(['deliver', ...dirs, '--force', '--skip-delivered', '--source', newSource(box)], { env: sandboxEnv(box) });
+      expect(res.code).toBe(2);
+      expect(res.stderr).toContain('bds: --force and --skip-delivered cannot be given together\n');
+    }
+    expect(box.requests).toEqual([]);
+  });
+
+  it('a folder that does not exist, or a file among the folders, is named as such', async () => {
+    const box = await sandbox();
+    const folders = months(['2024-01']);
+    const missing = path.join(path.dirname(folders[0]!.dir), 'records-2024-02');
+    const single = await run(['deliver', path.join(path.dirname(missing), 'nothing'), '--source', newSource(box)], { env: sandboxEnv(box) });
+    expect(single.stderr).toMatch(/^bds: no such folder: .*nothing$/m);
+    const file = path.join(path.dirname(missing), 'README.md');
+    writeFileSync(file, 'notes');
+    const several = await run(['deliver', folders[0]!.dir, missing, file, '--source', newSource(box)], { env: sandboxEnv(box) });
+    expect(several.code).toBe(2);
+    expect(several.stderr).toMatch(/^ {2}.*records-2024-02: no such folder: /m);
+    expect(several.stderr).toMatch(/^ {2}.*README\.md: not a folder: /m);
+  });
+
+  it('--verbose: each HTTP line names its month', async () => {
+    const box = await sandbox();
+    const folders = months(['2024-01', '2024-02']);
+    const res = await run(['deliver', ...folders.map((f) => f.dir), '--source', newSource(box), '--verbose'], { env: sandboxEnv(box) });
+    expect(res.code).toBe(0);
+    const http = res.stderr.split('\n').filter((line) => / (GET|POST|PUT) /.test(line));
+    expect(http.length).toBeGreaterThanOrEqual(6);
+    for (const line of http) expect(line).toMatch(/Z 2024-0[12] records: (GET|POST|PUT) /);
   });
 });
 
@@ -342,7 +430,7 @@ describe('a month that fails does not stop the others', () => {
     expect(january).toMatchObject({ batch: null, period: '2024-01', record_count: null, skipped: false, error: { exit_code: 2 } });
     expect(res.stdout).toMatch(/^2024-01 +records +failed +.*line 1.*\(exit 2\)$/m);
     expect(res.stdout).toMatch(/^2024-02 +records +delivered +bat_/m);
-    expect(res.stdout).toContain('1 of 2 months are delivered; 1 failed.');
+    expect(res.stdout).toContain('1 of 2 folders delivered; 1 failed.');
 
     const quiet = await run([...args, '--quiet'], { env: sandboxEnv(box), home });
     expect(quiet.code).toBe(2);
@@ -401,7 +489,7 @@ describe('Ctrl-C stops every month', () => {
     expect(res.code).toBe(143);
     expect(res.stdout).toMatch(/^2024-01 +records +interrupted +bat_\w+ .*interrupted by SIGTERM \(exit 143\)$/m);
     expect(res.stdout).toMatch(/^2024-02 +records +interrupted +not started: interrupted by SIGTERM \(exit 143\)$/m);
-    expect(res.stdout).toContain('Interrupted: 0 of 2 months are delivered. Run the same command again to finish the others.');
+    expect(res.stdout).toContain('Interrupted: 0 of 2 folders delivered. Run the same command again to finish the others.');
   });
 
   it('the library: the signal rejects deliverMany with exit code 130', async () => {
@@ -444,8 +532,8 @@ describe('what a person sees', () => {
     expect(res.code).toBe(0);
     expect(res.stderr).toMatch(/\u001b\[\d+A\r/); // back to the block's first line
     expect(res.stderr).toMatch(/\u001b\[2K\S+ 2024-01 records +uploading \[/);
-    expect(res.stderr).toMatch(/\u001b\[2K0 of 3 months done, 0 B sent/);
-    expect(res.stderr).toMatch(/\u001b\[2K3 of 3 months done, [\d.]+ \w?B sent/);
+    expect(res.stderr).toMatch(/\u001b\[2K0 of 3 done, 0 B sent/);
+    expect(res.stderr).toMatch(/\u001b\[2K3 of 3 done, [\d.]+ \w?B sent/);
     expect(res.stderr).toMatch(/✔.* 2024-03 records {2}delivered bat_\w+ \(received\)/);
     expect(res.stderr).not.toMatch(TIMESTAMP);
     expect(res.stdout).toMatch(/^PERIOD +PRODUCT +OUTCOME +BATCH +RECORDS +BYTES +ERROR$/m);
@@ -457,7 +545,7 @@ describe('what a person sees', () => {
     const res = await run(['deliver', ...folders.map((f) => f.dir), '--source', newSource(box), '--dry-run'], { env: sandboxEnv(box), tty: true });
     expect(res.code).toBe(0);
     expect(res.stderr).toMatch(/2024-03 records {2}checked; nothing was created \(dry run\)/);
-    expect(res.stderr).toMatch(/\u001b\[2K3 of 3 months done/);
+    expect(res.stderr).toMatch(/\u001b\[2K3 of 3 done/);
   });
 
   it('on a terminal, a notice goes above the live block in one write: cleared, the line, the block again', async () => {
@@ -472,7 +560,7 @@ describe('what a person sees', () => {
     });
     expect(res.code).toBe(0);
     const retry = writes.find((chunk) => chunk.includes('2024-01 records: ') && chunk.includes('503'));
-    expect(retry).toMatch(/^\u001b\[\d+A\r\u001b\[J2024-01 records: [^\n]*503[^\n]*\n\u001b\[2K.* 2024-01 records .*\n\u001b\[2K\d of 2 months done.*\n\u001b\[J$/s);
+    expect(retry).toMatch(/^\u001b\[\d+A\r\u001b\[J2024-01 records: [^\n]*503[^\n]*\n\u001b\[2K.* 2024-01 records .*\n\u001b\[2K\d of 2 done.*\n\u001b\[J$/s);
   });
 
   it('a narrow terminal: no live line is wider than the terminal; NO_COLOR: no colour', async () => {

@@ -554,6 +554,16 @@ describe('bds check with several folders', () => {
     expect(checks[2]).toMatchObject({ product: 'episodes', record_count: 3 });
   });
 
+  it('two folders for the same month and product: the second fails, as deliver would refuse them', async () => {
+    const first = namedFolder('records-2024-05');
+    const second = namedFolder('orders-2024-05');
+    const res = await check([first, second]);
+    expect(res.code).toBe(2);
+    expect(errorLines(res)).toEqual([`bds: the same period and product (2024-05 records) as ${first}`, 'hint: deliver one folder per month and product']);
+    expect(res.stdout).toContain(`✔ ${first} is ready to deliver`);
+    expect(res.stdout).toContain(`✖ ${second}: the same period and product (2024-05 records) as ${first}`);
+  });
+
   it('refuses --period, --file, --schema and --report, as deliver does', async () => {
     const res = await check([namedFolder('2024-04'), namedFolder('2024-05'), '--period', '2024-05', '--report', 'r.json']);
     expect(res.code).toBe(2);

@@ -3,7 +3,7 @@
 // the parallel JSON Lines check (JsonLinesChecker's verdicts and errors, the first bad line in file order).
 // Worker threads run dist/ (npm test builds it first). No assertion depends on timing.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable, Writable } from 'node:stream';
@@ -15,6 +15,7 @@ import { BLOCK_BYTES, createParallelGzip, gzipHeader, type ParallelGzipOptions }
 import { CHUNK_BYTES, ParallelLinesChecker, type ParallelLinesOptions } from '../src/core/delivery/parallel/lines.js';
 import { InOrder, WorkerPool, workerScript } from '../src/core/delivery/parallel/pool.js';
 import { runTask } from '../src/core/delivery/parallel/worker.js';
+import { tempDir } from './helpers.js';
 
 /** A small seeded PRNG (mulberry32), so that every run sees the same data. */
 function random(seed: number): () => number {
@@ -333,7 +334,7 @@ describe('createParallelGzip', () => {
   };
 
   it.skipIf(!tools.gzip)('passes gzip -t, and zcat gives the input back', async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'bds-parallel-'));
+    const dir = tempDir('bds-parallel-');
     const file = path.join(dir, 'data.jsonl.gz');
     writeFileSync(file, await gzipWith(pool4, input));
     execFileSync('gzip', ['-t', file]);
@@ -341,7 +342,7 @@ describe('createParallelGzip', () => {
   });
 
   it.skipIf(!tools.python3)("passes Python's gzip module", async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'bds-parallel-'));
+    const dir = tempDir('bds-parallel-');
     const file = path.join(dir, 'data.jsonl.gz');
     writeFileSync(file, await gzipWith(pool4, input));
     const script = 'import gzip, sys; sys.stdout.buffer.write(gzip.open(sys.argv[1]).read())';

@@ -31,13 +31,15 @@ export default defineCommand<FolderFlags, Checked[]>({
   async run(factory, flags, [dirs]) {
     const folders = Array.isArray(dirs) ? dirs : [String(dirs)];
     refuseOneFolderFlags(folders, flags, 'check');
-    const [{ check }, { DeliveryView }] = await Promise.all([
+    const [{ check }, { samePeriodError }, { DeliveryView }] = await Promise.all([
       import('../../core/delivery/check.js'),
+      import('../../core/delivery/backfill.js'),
       import('../output/delivery-view.js'),
     ]);
     // Settings warnings come with every folder's check: say each once.
     const said = new Set<string>();
     const checked: Checked[] = [];
+    const seen = new Map<string, string>();
     for (const dir of folders) {
       const view = new DeliveryView(factory.io, dir, factory.ctx.now);
       const onEvent = (event: DeliveryEvent): void => {
@@ -51,7 +53,13 @@ export default defineCommand<FolderFlags, Checked[]>({
         view.onEvent(event);
       };
       try {
-        checked.push({ dir, result: await check(folderOf(dir, flags), await factory.operation(onEvent)) });
+        const result = await check(folderOf(dir, flags), await factory.operation(onEvent));
+        // deliver refuses two folders for one month and product: so does its check.
+        const key = `${result.period} ${result.product}`;
+        const other = result.period ? seen.get(key) : undefined;
+        if (other !== undefined) throw samePeriodError(key, other);
+        seen.set(key, dir);
+        checked.push({ dir, result });
       } catch (error) {
         // One folder: its error is the command's. Several: each failure is said as deliver would say it, and
         // becomes that folder's result; the others are still checked.

@@ -124,6 +124,13 @@ function monthJson(month: MonthResult) {
   return { batch, source_id, product, period, record_count, bytes, sha256, skipped: false, dir, error };
 }
 
+/** An error in the table is cut here (a refused upload names its signed URL); --json and stderr have it whole. */
+const ERROR_CELL_WIDTH = 100;
+
+function cut(text: string, width: number): string {
+  return text.length > width ? `${text.slice(0, width - 1)}…` : text;
+}
+
 const SIGNAL_EXIT_CODES: readonly number[] = [EXIT_CODES.sighup, EXIT_CODES.sigint, EXIT_CODES.sigterm];
 
 function outcomeWord(month: MonthResult): string {
@@ -152,14 +159,20 @@ function quietMonthLine(month: MonthResult): string {
 function severalVerdict(deliveries: MonthResult[], failed: number, interrupted: boolean): string {
   const total = deliveries.length;
   if (interrupted) {
-    return `Interrupted: ${total - failed} of ${total} months are delivered. Run the same command again to finish the others.`;
+    return `Interrupted: ${total - failed} of ${folders(total)} delivered. Run the same command again to finish the others.`;
   }
   if (deliveries.some((month) => 'dry_run' in month)) {
-    return `Dry run: nothing was created.${failed ? ` ${failed} of ${total} months failed their pass.` : ''}`;
+    return `Dry run: nothing was created.${failed ? ` ${failed} of ${folders(total)} failed.` : ''}`;
   }
   return failed === 0
-    ? `All ${total} months are delivered.`
-    : `${total - failed} of ${total} months are delivered; ${failed} failed. Run the same command again to retry them.`;
+    ? `All ${folders(total)} are delivered.`
+    : `${total - failed} of ${folders(total)} delivered; ${failed} failed. Fix what their errors say (for a network failure, wait), ` +
+        'then run the same command again: what is delivered is skipped.';
+}
+
+/** "1 folder", "3 folders": a month's records and episodes are two. */
+function folders(count: number): string {
+  return `${count} folder${count === 1 ? '' : 's'}`;
 }
 
 function severalSummary({ io }: Factory, deliveries: MonthResult[], elapsedMs: number, interrupted: boolean): string {
@@ -171,7 +184,7 @@ function severalSummary({ io }: Factory, deliveries: MonthResult[], elapsedMs: n
     batchOf(month)?.id ?? '',
     month.record_count === null ? '' : String(month.record_count),
     month.bytes === null ? '' : formatBytes(month.bytes),
-    month.error ? `${month.error.message} (exit ${month.error.exit_code})` : '',
+    month.error ? `${cut(month.error.message, ERROR_CELL_WIDTH)} (exit ${month.error.exit_code})` : '',
   ]);
   return [
     renderTable(['PERIOD', 'PRODUCT', 'OUTCOME', 'BATCH', 'RECORDS', 'BYTES', 'ERROR'], rows, true),

@@ -22,6 +22,7 @@ interface Month extends Subject {
   /** The data file's size: the month's weight in the estimate of the time left. */
   weight: number;
   state: 'waiting' | 'running' | 'finished';
+  failed: boolean;
   /** What the month is doing, for its live line. */
   doing: string;
   /** A pass or an upload with bytes to show. */
@@ -86,6 +87,7 @@ export class BackfillView {
       product,
       weight: Math.max(bytes, 1),
       state: 'waiting',
+      failed: false,
       doing: 'waiting',
       transfer: undefined,
       readFraction: 0,
@@ -156,6 +158,7 @@ export class BackfillView {
     if (month.state === 'finished') return;
     if (!error) return this.finish(month, 'checked; nothing was created (dry run)');
     month.state = 'finished';
+    month.failed = true;
     month.transfer = undefined;
     // An interruption is told once, for the whole run, by the command.
     if (!(error instanceof InterruptedError)) this.io.error(`${label(month)}: ${error.message}`, error.hint, error.stack);
@@ -193,7 +196,8 @@ export class BackfillView {
     const elapsed = now - this.started;
     const left = done >= ESTIMATE_AFTER.fraction && elapsed >= ESTIMATE_AFTER.ms && done < 1 ? `, about ${formatDuration((elapsed * (1 - done)) / done)} left` : '';
     const rate = sent > 0 ? ` (${formatRate(sent, elapsed)})` : '';
-    return `${finished} of ${this.months.length} months done, ${formatBytes(sent)} sent${rate}${left}`;
+    const failed = this.months.filter((m) => m.failed).length;
+    return `${finished} of ${this.months.length} done${failed ? ` (${failed} failed)` : ''}, ${formatBytes(sent)} sent${rate}${left}`;
   }
 }
 

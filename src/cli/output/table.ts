@@ -13,7 +13,8 @@ export function renderTable(header: string[], rows: string[][], terminal: boolea
     .map((row) =>
       row
         .map((cell, column) => (column === row.length - 1 ? cell : cell + ' '.repeat(widths[column]! - width(cell))))
-        .join('  '),
+        .join('  ')
+        .trimEnd(),
     )
     .join('\n');
 }

@@ -6,9 +6,10 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { PRODUCTS, type BatchStatus, type Product } from '../api/types.js';
-import { BdsError, EXIT_CODES, UsageError, abortError, toBdsError } from '../errors.js';
+import { AuthError, BdsError, EXIT_CODES, UsageError, abortError, toBdsError } from '../errors.js';
 import type { Operation } from '../operation.js';
 import {
+  checkChoices,
   checkDeliveryFolder,
   deliveryTarget,
   runDelivery,
@@ -17,8 +18,11 @@ import {
   type DeliveryTarget,
   type DryRunResult,
 } from './deliver.js';
+import { AlreadyDeliveredError } from './delivery.js';
+import { schemaColumns } from './columns.js';
 import type { DeliveryEvent } from './events.js';
-import type { FolderCheck } from './folder.js';
+import type { SchemaBaseline } from './plan.js';
+import { listFolder, type FolderCheck } from './folder.js';
 import { periodInName } from './period.js';
 
 export const JOBS = { default: 2, min: 1, max: 8 } as const;
@@ -62,6 +66,7 @@ export interface DeliverManyResult {
 }
 
 export async function deliverFolders(options: DeliverManyOptions, op: Operation): Promise<DeliverManyResult> {
+  checkChoices(options);
   const jobs = checkJobs(options.jobs);
   const target = await deliveryTarget(op);
   const folders = await checkAll(options, op);
@@ -69,28 +74,32 @@ export async function deliverFolders(options: DeliverManyOptions, op: Operation)
     type: 'queued',
     deliveries: await Promise.all(
       // The sizes weigh each month in an estimate of the time left; the pass itself reports a file it cannot read.
-      folders.map(async ({ dir, period, product, dataFile }) => ({ dir, period, product, dataFile, bytes: await stat(dataFile).then((s) => s.size, () => 0) })),
+      folders.map(async ({ given, period, product, dataFile }) => ({ dir: given, period, product, dataFile, bytes: await stat(dataFile).then((s) => s.size, () => 0) })),
     ),
   });
 
   const results: MonthResult[] = new Array(folders.length);
   let next = 0;
+  // A refused key would be refused for every month: the months not yet started are not tried.
+  let keyRefused: MonthResult | undefined;
   const worker = async (): Promise<void> => {
-    while (next < folders.length && !op.signal.aborted) {
+    while (next < folders.length && !op.signal.aborted && !keyRefused) {
       const index = next++;
-      results[index] = await deliverMonth(folders[index]!, target, options, op);
+      const result = await deliverMonth(folders[index]!, target, options, op, runEarlier(folders, index));
+      if (result.error?.exit_code === EXIT_CODES.auth) keyRefused ??= result;
+      results[index] = result;
     }
   };
   await Promise.all(Array.from({ length: Math.min(jobs, folders.length) }, worker));
 
-  if (op.signal.aborted) {
-    // Months the abort kept from starting: nothing of theirs was sent.
-    const interruption = abortError(op.signal);
-    for (let index = next; index < folders.length; index++) {
-      results[index] = failed(folders[index]!, target.sourceId, {}, interruption, `not started: ${interruption.message}`);
-    }
-    return { deliveries: results, exit_code: interruption.exitCode };
+  // Months kept from starting by an abort or a refused key: nothing of theirs was sent.
+  const stoppedBy = op.signal.aborted
+    ? abortError(op.signal)
+    : keyRefused && new AuthError(`the key was refused for ${keyRefused.period} ${keyRefused.product}`);
+  for (let index = next; stoppedBy && index < folders.length; index++) {
+    results[index] = failed(folders[index]!, target.sourceId, {}, stoppedBy, `not started: ${stoppedBy.message}`);
   }
+  if (op.signal.aborted) return { deliveries: results, exit_code: abortError(op.signal).exitCode };
   const firstFailure = results.find((result) => result.error !== null);
   return { deliveries: results, exit_code: firstFailure?.error?.exit_code ?? EXIT_CODES.ok };
 }
@@ -110,17 +119,19 @@ export function checkJobs(jobs: number | undefined, given = String(jobs)): numbe
  * The quick checks of every folder, all of them before anything is sent; every failure is named, with its
  * folder. The checked folders come back oldest first.
  */
-async function checkAll(options: DeliverManyOptions, op: Operation): Promise<FolderCheck[]> {
+async function checkAll(options: DeliverManyOptions, op: Operation): Promise<QueuedFolder[]> {
   const failures: { dir: string; error: BdsError }[] = [];
-  const folders: FolderCheck[] = [];
+  const folders: QueuedFolder[] = [];
   for (const dir of options.dirs) {
     try {
-      if (periodInName(path.basename(path.resolve(op.runtime.cwd, dir))) === undefined) {
+      const resolved = path.resolve(op.runtime.cwd, dir);
+      await listFolder(resolved);
+      if (periodInName(path.basename(resolved)) === undefined) {
         throw new UsageError("the folder's name holds no period (YYYY-MM)", {
           hint: "with several folders, each one's period is the YYYY-MM in its name: rename it (out/2024-05), or deliver it alone with --period",
         });
       }
-      folders.push(await checkDeliveryFolder({ dir, product: options.product }, op));
+      folders.push({ ...(await checkDeliveryFolder({ dir, product: options.product }, op)), given: dir });
     } catch (error) {
       if (!(error instanceof BdsError) || error.exitCode !== EXIT_CODES.usage) throw error;
       failures.push({ dir, error });
@@ -132,11 +143,11 @@ async function checkAll(options: DeliverManyOptions, op: Operation): Promise<Fol
     const other = seen.get(key);
     if (other !== undefined) {
       failures.push({
-        dir: folder.dir,
-        error: new UsageError(`the same period and product (${key}) as ${other}`, { hint: 'deliver one folder per month and product' }),
+        dir: folder.given,
+        error: samePeriodError(key, other),
       });
     }
-    seen.set(key, folder.dir);
+    seen.set(key, folder.given);
   }
   if (failures.length === 1) {
     const [{ dir, error }] = failures as [(typeof failures)[number]];
@@ -151,6 +162,14 @@ async function checkAll(options: DeliverManyOptions, op: Operation): Promise<Fol
   return folders.sort((a, b) => a.period.localeCompare(b.period) || PRODUCTS.indexOf(a.product) - PRODUCTS.indexOf(b.product));
 }
 
+/** Two folders for one month and product: which of them is the month's data is the seller's call. */
+export function samePeriodError(periodAndProduct: string, otherFolder: string): UsageError {
+  return new UsageError(`the same period and product (${periodAndProduct}) as ${otherFolder}`, { hint: 'deliver one folder per month and product' });
+}
+
+/** A checked folder, and how the caller named it (for what a person reads). */
+type QueuedFolder = FolderCheck & { given: string };
+
 /** What a month's events told of it, for the result of a month that fails half-way. */
 interface MonthRecords {
   recordCount?: number;
@@ -159,8 +178,21 @@ interface MonthRecords {
   batchId?: string;
 }
 
+/** The month of the same product before `index` in this run, if any: its schema is the one to compare with. */
+function runEarlier(folders: QueuedFolder[], index: number): SchemaBaseline | undefined {
+  const { product } = folders[index]!;
+  const earlier = folders.slice(0, index).findLast((folder) => folder.product === product);
+  return earlier && { period: earlier.period, batchId: undefined, columns: schemaColumns(earlier.product, earlier.schema) };
+}
+
 /** One month as a single delivery; its failure becomes its result. Either way an 'ended' event says it is over. */
-async function deliverMonth(folder: FolderCheck, target: DeliveryTarget, choices: DeliveryChoices, op: Operation): Promise<MonthResult> {
+async function deliverMonth(
+  folder: QueuedFolder,
+  target: DeliveryTarget,
+  choices: DeliveryChoices,
+  op: Operation,
+  earlier: SchemaBaseline | undefined,
+): Promise<MonthResult> {
   const records: MonthRecords = {};
   const onEvent = (event: DeliveryEvent): void => {
     if (event.type === 'step' && event.step === 'checked') Object.assign(records, { recordCount: event.recordCount, bytes: event.bytes, sha256: event.sha256 });
@@ -169,15 +201,25 @@ async function deliverMonth(folder: FolderCheck, target: DeliveryTarget, choices
   };
   let result: MonthResult;
   try {
-    result = { ...(await runDelivery(folder, target, choices, { ...op, onEvent })), dir: folder.dir, error: null };
+    // --verbose's lines of several months at once interleave: each names its month.
+    const log = op.log && ((line: string) => op.log!(`${folder.period} ${folder.product}: ${line}`));
+    result = { ...(await runDelivery(folder, target, choices, { ...op, onEvent, log }, earlier)), dir: folder.dir, error: null };
   } catch (thrown) {
-    const error = toBdsError(thrown);
+    const error = withFolderHint(toBdsError(thrown), folder);
     result = failed(folder, target.sourceId, records, error);
     ended(op, folder, error);
     return result;
   }
   ended(op, folder, null);
   return result;
+}
+
+/** "Run again with --force" would deliver every folder again: the hint names the one folder instead. */
+function withFolderHint(error: BdsError, folder: QueuedFolder): BdsError {
+  if (!(error instanceof AlreadyDeliveredError)) return error;
+  return new AlreadyDeliveredError(error.message, undefined, {
+    hint: `to deliver this file as well, deliver its folder alone with --force (bds deliver ${folder.given} --force); with several folders, --force delivers every one of them again`,
+  });
 }
 
 /** A month is over; a listener that throws must not stop the other months half-way (they hold locks). */

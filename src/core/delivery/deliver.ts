@@ -5,13 +5,14 @@
 
 import type { BatchListEntry, BatchStatus, Product } from '../api/types.js';
 import type { ApiAccess } from '../connection.js';
+import { UsageError } from '../errors.js';
 import { announceSettings, clientHooks, type Operation } from '../operation.js';
 import { stateDir } from '../settings/dirs.js';
 import { requireSource } from '../settings/settings.js';
 import { Delivery } from './delivery.js';
 import { checkFolder, type FolderCheck, type FolderOptions } from './folder.js';
 import { takeLock } from './lock.js';
-import { compareSchema, planFolder, type SchemaChanges } from './plan.js';
+import { compareSchema, planFolder, type SchemaBaseline, type SchemaChanges } from './plan.js';
 import { RecordStore } from './record-store.js';
 import { removeCopy } from './scan.js';
 import type { RerunDecision } from './rerun.js';
@@ -63,9 +64,19 @@ export interface DeliveryTarget {
 export type DeliveryChoices = Pick<DeliverOptions, 'force' | 'dryRun' | 'skipDelivered'>;
 
 export async function deliverFolder(options: DeliverOptions, op: Operation): Promise<DeliverResult | DryRunResult> {
+  checkChoices(options);
   const target = await deliveryTarget(op);
   const folder = await checkDeliveryFolder(options, op);
   return runDelivery(folder, target, options, op);
+}
+
+/** --force delivers a delivered month again; --skip-delivered counts it as delivered: never both. */
+export function checkChoices({ force, skipDelivered }: DeliveryChoices): void {
+  if (force && skipDelivered) {
+    throw new UsageError('--force and --skip-delivered cannot be given together', {
+      hint: '--force delivers a month although it is delivered; --skip-delivered counts it as delivered: choose one',
+    });
+  }
 }
 
 /** Settings, source and key, checked once however many folders follow; the settings' warnings are told. */
@@ -96,6 +107,8 @@ export async function runDelivery(
   { sourceId, access }: DeliveryTarget,
   options: DeliveryChoices,
   op: Operation,
+  /** Several folders: the month before this one in the same run, to compare the schema with. */
+  runEarlier?: SchemaBaseline,
 ): Promise<DeliverResult | DryRunResult> {
   const { runtime, connection } = op;
   const subject = { period: folder.period, product: folder.product };
@@ -115,7 +128,7 @@ export async function runDelivery(
   try {
     const plan = await planFolder(folder, op, { copy: true });
     try {
-      const schemaChanges = compareSchema(records, plan, sourceId, op);
+      const schemaChanges = compareSchema(records, plan, sourceId, op, runEarlier);
       const client = await connection.client(clientHooks(op, op.signal, subject));
       try {
         const run = new Delivery({

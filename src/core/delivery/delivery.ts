@@ -360,8 +360,11 @@ function isChecksumMismatch(error: ApiError): boolean {
   return error.code === ERROR_CODES.checksumMismatch || (error.status === 422 && /checksum|sha-?256/i.test(error.message));
 }
 
+/** The month was delivered from another file or by another machine: --force delivers this one as well. */
+export class AlreadyDeliveredError extends ApiError {}
+
 function conflictError(batch: BatchListEntry, key: DeliveryKey): ApiError {
-  return new ApiError(
+  return new AlreadyDeliveredError(
     `${key.period} ${key.product} of ${key.sourceId} was already delivered as ${batch.id} (${batch.status}), ` +
       'from another file or by another machine',
     undefined,

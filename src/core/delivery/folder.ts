@@ -48,9 +48,9 @@ export interface FolderCheck {
 export async function checkFolder(options: FolderCheckOptions): Promise<FolderCheck> {
   const warnings: string[] = [];
   const dir = path.resolve(options.cwd, options.dir);
+  const entries = await listFolder(dir);
   const chosen = choosePeriod(options.period, dir);
   const period = chosen === undefined && !options.periodRequired ? '' : checkPeriod(chosen, options.now, warnings);
-  const entries = await listFolder(dir);
 
   const reportPath = options.report ? path.resolve(options.cwd, options.report) : path.join(dir, 'report.json');
   const schemaPath = options.schema ? path.resolve(options.cwd, options.schema) : path.join(dir, 'schema.json');
@@ -63,7 +63,8 @@ export async function checkFolder(options: FolderCheckOptions): Promise<FolderCh
   return { dir, dataFile, product, period, schema: schema as Schema, report, warnings };
 }
 
-async function listFolder(dir: string): Promise<string[]> {
+/** The names in a delivery folder; a missing, unreadable or empty folder, or a file, is a usage error. */
+export async function listFolder(dir: string): Promise<string[]> {
   let stat: Stats;
   try {
     stat = await fs.stat(dir);

@@ -9,7 +9,7 @@ import { tempDir, type Operation } from '../operation.js';
 import { diffColumns, schemaColumns, type ColumnDiff, type ColumnEntry } from './columns.js';
 import type { FolderCheck } from './folder.js';
 import { PassCache } from './pass-cache.js';
-import type { RecordStore } from './record-store.js';
+import type { DeliveryRecord, RecordStore } from './record-store.js';
 import { cacheDir } from '../settings/dirs.js';
 import { scanDataFile, type ScanResult } from './scan.js';
 
@@ -53,8 +53,23 @@ export async function planFolder(folder: FolderCheck, op: Operation, { copy }: {
 }
 
 /** The plan's columns against the newest earlier delivery's of the same product, told as a notice. */
-export function compareSchema(records: RecordStore, plan: DeliveryPlan, sourceId: string | undefined, op: Operation): SchemaChanges | null {
-  const earlier = records.nearestDelivered({ sourceId, period: plan.period, product: plan.product });
+/** What a schema is compared with: an earlier delivery's columns, and which delivery that was. */
+export type SchemaBaseline = Pick<DeliveryRecord, 'period' | 'batchId' | 'columns'>;
+
+/**
+ * The schema's changes since the nearest earlier delivery recorded here. `runEarlier`: the month before this
+ * one in the same run of several folders, nearer than any record older than it; so every month of a backfill
+ * is compared with the same month however the deliveries of the run interleave.
+ */
+export function compareSchema(
+  records: RecordStore,
+  plan: DeliveryPlan,
+  sourceId: string | undefined,
+  op: Operation,
+  runEarlier?: SchemaBaseline,
+): SchemaChanges | null {
+  const recorded = records.nearestDelivered({ sourceId, period: plan.period, product: plan.product });
+  const earlier = runEarlier && (!recorded || recorded.period > plan.period || recorded.period < runEarlier.period) ? runEarlier : recorded;
   const diff = earlier && diffColumns(earlier.columns, plan.columns);
   if (!earlier || !diff) return null;
   const since = { period: earlier.period, batchId: earlier.batchId ?? null };
