@@ -9,7 +9,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { deliver } from '../src/index.js';
-import { BIN, count, deliverTo, expectOneReceived, makeFolder, newSource, run, sandbox, sandboxEnv, tempDir } from './helpers.js';
+import { BIN, collectOutput, count, deliverTo, expectOneReceived, makeFolder, newSource, run, sandbox, sandboxEnv, tempDir } from './helpers.js';
 
 const runningAsRoot = process.getuid?.() === 0;
 
@@ -29,15 +29,7 @@ function nodeForNobody(): string {
 /** bin/bds.js as another user (nobody), which cannot read a 0600 file of root's. */
 function spawnAsNobody(argv: string[], env: Record<string, string>, home: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const node = nodeForNobody();
-  return new Promise((resolve, reject) => {
-    const child = spawn(node, [BIN, ...argv], { cwd: home, env: { PATH: process.env.PATH ?? '', HOME: home, ...env }, ...NOBODY });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return collectOutput(spawn(node, [BIN, ...argv], { cwd: home, env: { PATH: process.env.PATH ?? '', HOME: home, ...env }, ...NOBODY }));
 }
 
 /** Lines of random hex: they barely compress, so a few MiB of .gz take a moment to make. */

@@ -161,21 +161,15 @@ export function spawnCli(
     stdoutFd?: number;
   } = {},
 ): Promise<SpawnResult> {
-  return new Promise((resolve, reject) => {
-    const home = options.env?.HOME ?? tempDir('bds-home-');
-    const child = spawn(BDS_COMMAND[0]!, [...BDS_COMMAND.slice(1), ...argv], {
-      cwd: options.cwd ?? home,
-      env: { PATH: process.env.PATH ?? '', HOME: home, ...options.env },
-      stdio: ['ignore', options.stdoutFd ?? 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
-    options.onSpawn?.(child);
+  const home = options.env?.HOME ?? tempDir('bds-home-');
+  const child = spawn(BDS_COMMAND[0]!, [...BDS_COMMAND.slice(1), ...argv], {
+    cwd: options.cwd ?? home,
+    env: { PATH: process.env.PATH ?? '', HOME: home, ...options.env },
+    stdio: ['ignore', options.stdoutFd ?? 'pipe', 'pipe'],
   });
+  const output = collectOutput(child);
+  options.onSpawn?.(child);
+  return output;
 }
 
 export interface FolderOptions {
@@ -266,4 +260,26 @@ export function expectOneReceived(box: Sandbox, folder: Folder): void {
   const received = box.store.batches().filter((b) => b.status === 'received');
   expect(received).toHaveLength(1);
   expect(box.store.uploadedBytes(received[0]!.id)!.equals(folder.uploaded)).toBe(true);
+}
+
+/** A small seeded PRNG (mulberry32), so that every run of a test sees the same data. */
+export function seededRandom(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** What a spawned process printed, and its exit code, once it has closed. */
+export function collectOutput(child: import('node:child_process').ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    let stdout = '';
+    let stderr = '';
+    child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
 }

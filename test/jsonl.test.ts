@@ -3,6 +3,7 @@
 // split into chunks.
 import { describe, expect, it } from 'vitest';
 import { JsonLinesChecker, MAX_LINE_BYTES } from '../src/core/delivery/jsonl.js';
+import { seededRandom } from './helpers.js';
 
 /** What JSON.parse says of one line: 'empty', 'object', or an error message's kind. */
 function reference(line: string): string {
@@ -73,16 +74,6 @@ const CORPUS = [
   `{"deep":${'['.repeat(5000)}${']'.repeat(4999)}}`,
 ];
 
-/** A small seeded PRNG (mulberry32), so that every run tests the same mutations. */
-function random(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const ALPHABET = '{}[]":,.-+eE0123456789truefalsn \t\\u/"abc\r\u0001é';
 
 describe('JsonLinesChecker', () => {
@@ -91,7 +82,7 @@ describe('JsonLinesChecker', () => {
   });
 
   it('agrees with JSON.parse on 20,000 seeded random mutations', () => {
-    const next = random(20261122);
+    const next = seededRandom(20261122);
     const seeds = CORPUS.filter((line) => line.length < 200 && reference(line) === 'object');
     for (let n = 0; n < 20_000; n++) {
       let line = seeds[Math.floor(next() * seeds.length)]!;

@@ -6,7 +6,7 @@ import { copyFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ROOT, tempDir } from './helpers.js';
+import { collectOutput, ROOT, tempDir } from './helpers.js';
 
 const { nodeTooOld, tooOldMessage } = (await import(pathToFileURL(path.join(ROOT, 'bin', 'node-check.js')).href)) as {
   nodeTooOld: (version: string) => boolean;
@@ -31,18 +31,12 @@ describe('nodeTooOld', () => {
 /** bin/bds.js run by this Node, which reports `version` as its own (process.versions.node redefined first). */
 function runReporting(version: string, script: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const pretend = `Object.defineProperty(process.versions, 'node', { value: ${JSON.stringify(version)} })`;
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', `data:text/javascript,${encodeURIComponent(pretend)}`, script, ...args], {
+  return collectOutput(
+    spawn(process.execPath, ['--import', `data:text/javascript,${encodeURIComponent(pretend)}`, script, ...args], {
       env: { PATH: process.env.PATH ?? '', HOME: tempDir() },
       stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+    }),
+  );
 }
 
 describe('bin/bds.js on an old Node', () => {

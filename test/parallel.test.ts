@@ -15,21 +15,11 @@ import { BLOCK_BYTES, createParallelGzip, gzipHeader, type ParallelGzipOptions }
 import { CHUNK_BYTES, ParallelLinesChecker, type ParallelLinesOptions } from '../src/core/delivery/parallel/lines.js';
 import { InOrder, WorkerPool, workerScript } from '../src/core/delivery/parallel/pool.js';
 import { runTask } from '../src/core/delivery/parallel/worker.js';
-import { tempDir } from './helpers.js';
-
-/** A small seeded PRNG (mulberry32), so that every run sees the same data. */
-function random(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom, tempDir } from './helpers.js';
 
 /** About `bytes` of JSON Lines that compress like real records (ids, numbers, repeated keys, some text). */
 function jsonLines(bytes: number, seed = 1): Buffer {
-  const next = random(seed);
+  const next = seededRandom(seed);
   const lines: string[] = [];
   let size = 0;
   for (let n = 0; size < bytes; n++) {
@@ -49,7 +39,7 @@ function jsonLines(bytes: number, seed = 1): Buffer {
 
 /** The input cut into chunks of seeded random sizes up to `max`. */
 function* chunks(input: Buffer, max: number, seed = 7): Generator<Buffer> {
-  const next = random(seed);
+  const next = seededRandom(seed);
   for (let at = 0; at < input.length; ) {
     const size = 1 + Math.floor(next() * max);
     yield input.subarray(at, at + size);
