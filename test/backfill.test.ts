@@ -297,6 +297,30 @@ describe('what stops a month, and what it says', () => {
   });
 });
 
+describe('on GitHub Actions', () => {
+  it('the step summary is a table with a row per month', async () => {
+    const box = await sandbox();
+    const folders = months(['2024-01', '2024-02']);
+    writeFileSync(folders[1]!.dataFile, gzipSync('oops\n'));
+    const summary = path.join(tempDir(), 'summary.md');
+    const res = await run(['deliver', ...folders.map((f) => f.dir), '--source', newSource(box)], {
+      env: { ...sandboxEnv(box), GITHUB_ACTIONS: 'true', GITHUB_STEP_SUMMARY: summary },
+    });
+    expect(res.code).toBe(2);
+    const [january] = box.store.batches();
+    expect(readFileSync(summary, 'utf8').split('\n')).toEqual([
+      '### bds deliver',
+      '',
+      '| Period | Product | Outcome | Batch | Records | Error |',
+      '|---|---|---|---|---|---|',
+      `| 2024-01 | records | delivered | \`${january!.id}\` | 3 |  |`,
+      expect.stringMatching(/^\| 2024-02 \| records \| failed \|  \|  \| .*line 1.* \(exit 2\) \|$/),
+      '',
+      '',
+    ]);
+  });
+});
+
 describe('at most --jobs months at once, seen from the server', () => {
   it.each([
     [1, 3],

@@ -107,7 +107,19 @@ function printSeveral(factory: Factory, result: DeliverManyResult, elapsedMs: nu
   const summaryFile = ctx.env.GITHUB_STEP_SUMMARY;
   if (inGithubActions(ctx.env) && summaryFile) {
     try {
-      appendStepSummary(summaryFile, 'bds deliver', deliveries.map((month) => [`${month.period} ${month.product}`, outcomeText(month)]));
+      appendStepSummary(
+        summaryFile,
+        'bds deliver',
+        deliveries.map((month) => [
+          month.period,
+          month.product,
+          outcomeWord(month),
+          batchOf(month) ? `\`${batchOf(month)!.id}\`` : '',
+          month.record_count === null ? '' : String(month.record_count),
+          month.error ? `${month.error.message} (exit ${month.error.exit_code})` : '',
+        ]),
+        ['Period', 'Product', 'Outcome', 'Batch', 'Records', 'Error'],
+      );
     } catch (error) {
       io.warn(`could not write the GitHub step summary to ${summaryFile}: ${(error as Error).message}`);
     }

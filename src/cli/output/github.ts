@@ -11,8 +11,9 @@ export function githubAnnotation(message: string): string {
   return `::error title=bds::${message.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A')}\n`;
 }
 
-/** Appends a two-column Markdown table to $GITHUB_STEP_SUMMARY. */
-export function appendStepSummary(file: string, title: string, rows: Array<[string, string]>): void {
-  const markdown = ['### ' + title, '', '| | |', '|---|---|', ...rows.map(([name, value]) => `| ${name} | ${value} |`), ''];
+/** Appends a Markdown table to $GITHUB_STEP_SUMMARY; an empty header makes a name-value table without one. */
+export function appendStepSummary(file: string, title: string, rows: string[][], header: string[] = ['', '']): void {
+  const row = (cells: string[]) => `| ${cells.map((cell) => cell.replace(/\|/g, '\\|')).join(' | ')} |`;
+  const markdown = ['### ' + title, '', row(header).replace(/ {2}/g, ' '), `|${header.map(() => '---').join('|')}|`, ...rows.map(row), ''];
   appendFileSync(file, `${markdown.join('\n')}\n`);
 }
