@@ -552,9 +552,22 @@ describe('what a person sees', () => {
     const box = await sandbox();
     box.faults.add({ route: 'upload', delayMs: 300, times: 3 });
     const folders = months(['2024-01', '2024-02', '2024-03']);
-    const res = await run(['deliver', ...folders.map((f) => f.dir), '--source', newSource(box)], { env: sandboxEnv(box), tty: true });
+    const writes: string[] = [];
+    const res = await run(['deliver', ...folders.map((f) => f.dir), '--source', newSource(box)], {
+      env: sandboxEnv(box),
+      tty: true,
+      onStderrWrite: (chunk) => writes.push(chunk),
+    });
     expect(res.code).toBe(0);
     expect(res.stderr).toMatch(/\u001b\[\d+A\r/); // back to the block's first line
+    // A month that ends: its line, and the block without it, in one write.
+    const ended = writes.filter((chunk) => / 2024-0\d records {2}delivered /.test(chunk));
+    expect(ended).toHaveLength(3);
+    for (const chunk of ended) {
+      const period = / (2024-0\d) records {2}delivered /.exec(chunk)![1];
+      expect(chunk).toMatch(/\u001b\[2K\d of 3 done/);
+      expect(chunk).not.toContain(`${period} records  confirming`);
+    }
     expect(res.stderr).toMatch(/\u001b\[2K\S+ 2024-01 records +uploading \[/);
     expect(res.stderr).toMatch(/\u001b\[2K0 of 3 done, 0 B sent/);
     expect(res.stderr).toMatch(/\u001b\[2K3 of 3 done, [\d.]+ \w?B sent/);

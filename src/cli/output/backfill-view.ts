@@ -151,7 +151,9 @@ export class BackfillView {
   private finish(month: Month, text: string): void {
     month.state = 'finished';
     month.transfer = undefined;
-    this.io.notice(this.io.interactive ? `${this.io.err.green('✔')} ${label(month)}  ${text}` : `${label(month)}: ${text}`);
+    // On a terminal, the line and the block without the month in one write: no frame shows it twice.
+    if (this.timer) this.draw([`${this.io.err.green('✔')} ${label(month)}  ${text}`]);
+    else this.io.notice(`${label(month)}: ${text}`);
   }
 
   private ended(month: Month, error: BdsError | null): void {
@@ -171,12 +173,13 @@ export class BackfillView {
     else this.io.notice(`${about}${text}`);
   }
 
-  private draw(): void {
+  /** The live block, with `above` (lines that stay) written before it. */
+  private draw(above: string[] = []): void {
     if (!this.timer) return;
     this.frame = (this.frame + 1) % SPINNER_FRAMES.length;
     const now = this.now().getTime();
     const running = this.months.filter((m) => m.state === 'running');
-    this.io.live([...running.map((m) => this.liveLine(m, now)), this.overall(now)]);
+    this.io.live([...running.map((m) => this.liveLine(m, now)), this.overall(now)], above);
   }
 
   private liveLine(month: Month, now: number): string {

@@ -192,12 +192,15 @@ export class IO {
    * A block of lines at the bottom of the terminal, redrawn in place (interactive only): the cursor goes back
    * to the block's first line and each line is overwritten, all in one write, so the block never flickers.
    * Lines are cut to the terminal's width, since a wrapped line would throw the count of lines to go back.
+   * `above`: lines that stay, written where the block was, in the same write as the new block.
    */
-  live(lines: string[]): void {
+  live(lines: string[], above: string[] = []): void {
     if (!this.interactive) return;
     const width = Math.max((this.options.stderr.columns ?? 80) - 1, 1);
     const fitted = lines.map((line) => fit(line, width));
-    this.write(this.options.stderr, `${this.cursorToLive()}${this.frameText(fitted)}`);
+    // Lines that stay are not cut: they may wrap, since the block below them is what is counted.
+    const kept = above.length > 0 ? `${CLEAR_BELOW}${above.map((line) => `${line}\n`).join('')}` : '';
+    this.write(this.options.stderr, `${this.cursorToLive()}${kept}${this.frameText(fitted)}`);
     this.liveFrame = fitted;
   }
 
