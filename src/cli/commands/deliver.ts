@@ -27,7 +27,7 @@ type Outcome =
 
 export default defineCommand<DeliverFlags, Outcome>({
   name: 'deliver',
-  description: 'check a folder written by the scrubber and deliver it as one batch',
+  description: 'check a folder written by the scrubber and deliver it as one batch; several folders: one per month, oldest first',
   arguments: [
     {
       syntax: '<dir...>',
