@@ -136,6 +136,30 @@ describe('5. re-runs', () => {
     expect(store.readVersion1(key, key.api)).toMatchObject({ batchId: 'bat_1', step: 'completed' });
   });
 
+  it('a batch this machine delivered with a test key does not count for a live key, nor the other way round', async () => {
+    const box = await sandbox();
+    const folder = makeFolder();
+    const home = tempDir();
+    const args = ['deliver', folder.dir, '--period', PERIOD, '--source', newSource(box)];
+    const live = { ...sandboxEnv(box), BDS_API_KEY: box.keys.live };
+    expect((await run(args, { env: sandboxEnv(box), home })).code).toBe(0);
+    const [testBatch] = box.store.batches();
+
+    const first = await run(args, { env: live, home });
+    expect(first.code).toBe(0);
+    expect(first.stderr).toContain(
+      `warning: this file was delivered as ${testBatch!.id} with a test key, which does not count for this live key (test batches never become billable)\n`,
+    );
+    expect(first.stdout).toMatch(/^Delivered bat_\w+ \(received\)\./);
+    const liveBatch = box.store.batches().find((b) => b.id !== testBatch!.id)!;
+    expect(liveBatch.key_id).not.toBe(testBatch!.key_id);
+
+    const again = await run(args, { env: live, home });
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain(`Already delivered as ${liveBatch.id} (received); nothing was sent.`);
+    expect(statuses(box)).toEqual(['received', 'received']);
+  });
+
   it('a rejected batch does not block a new delivery', async () => {
     const box = await sandbox();
     const folder = makeFolder();

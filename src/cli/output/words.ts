@@ -63,6 +63,11 @@ export function noticeText(notice: Notice): { warning: boolean; text: string } {
       return warning(
         `${notice.batchId} counts ${notice.listed} records, this file ${notice.local}: it came from another file (--skip-delivered counts it as delivered)`,
       );
+    case 'other_key_mode':
+      return warning(
+        `this file was delivered as ${notice.batchId} with a ${notice.batchKeyMode} key, which does not count for this ${notice.keyMode} key` +
+          (notice.batchKeyMode === 'test' ? ' (test batches never become billable)' : ''),
+      );
   }
 }
 

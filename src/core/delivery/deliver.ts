@@ -135,6 +135,7 @@ export async function runDelivery(
           plan,
           api: access.api,
           baseUrl: access.baseUrl.toString(),
+          keyMode: access.key.mode,
           client,
           sourceId,
           force: options.force === true,

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { ApiError, BdsError, EXIT_CODES, NetworkError, UsageError, abortError } from '../errors.js';
 import type { ApiClient } from '../api/client.js';
-import { ERROR_CODES, type BatchListEntry, type BatchRef } from '../api/types.js';
+import { ERROR_CODES, type BatchListEntry, type BatchRef, type KeyMode } from '../api/types.js';
 import type { ColumnEntry } from './columns.js';
 import type { EventListener, Notice, StepData, StepEvent } from './events.js';
 import type { DeliveryPlan } from './plan.js';
@@ -24,6 +24,8 @@ export interface DeliveryOptions {
   api: string;
   /** The base URL as written: what bds 0.1 keyed its records by. */
   baseUrl: string;
+  /** The key's mode: a batch this machine made with a key of the other mode does not count for this one. */
+  keyMode: KeyMode;
   client: ApiClient;
   sourceId: string;
   force: boolean;
@@ -144,9 +146,16 @@ export class Delivery {
   }
 
   private decide(batches: BatchListEntry[] | undefined): RerunDecision {
+    // A test key's batch is never billable, so it must not make a live key's run "already delivered" (nor a
+    // live batch a test key's): the record of the other mode, and its batch, are left out of the decision.
+    const { keyMode } = this.options;
+    const otherMode = this.record?.keyMode !== undefined && this.record.keyMode !== keyMode ? this.record : undefined;
+    if (otherMode?.batchId !== undefined) {
+      this.notice({ code: 'other_key_mode', batchId: otherMode.batchId, batchKeyMode: otherMode.keyMode!, keyMode });
+    }
     return decideRerun({
-      batches,
-      record: this.record,
+      batches: otherMode ? batches?.filter((batch) => batch.id !== otherMode.batchId) : batches,
+      record: otherMode ? undefined : this.record,
       inputsDigest: this.options.plan.inputsDigest,
       skipDelivered: this.options.skipDelivered,
     });
@@ -326,6 +335,7 @@ export class Delivery {
       recordCount: plan.recordCount,
       inputsDigest: plan.inputsDigest,
       columns: plan.columns satisfies ColumnEntry[],
+      keyMode: this.options.keyMode,
       idempotencyKey: '',
       step: 'creating',
       ...this.record,

@@ -1,7 +1,7 @@
 // What a delivery tells as it goes: typed data, never sentences. The CLI's output layer turns these into
 // words (src/cli/output/words.ts); a library caller gets them through `onEvent`.
 
-import type { BatchStatus, Product } from '../api/types.js';
+import type { BatchStatus, KeyMode, Product } from '../api/types.js';
 import type { BdsError } from '../errors.js';
 import type { ColumnDiff } from './columns.js';
 
@@ -41,7 +41,9 @@ export type Notice =
   | { code: 'record_set_aside'; file: string; setAsideAs: string }
   | { code: 'schema_changes'; since: { period: string; batchId: string | null }; changes: ColumnDiff }
   /** --skip-delivered found a delivered batch whose record count differs from this file's. */
-  | { code: 'record_count_differs'; batchId: string; listed: number; local: number };
+  | { code: 'record_count_differs'; batchId: string; listed: number; local: number }
+  /** This machine delivered the file as batchId with a key of the other mode: it does not count for this key. */
+  | { code: 'other_key_mode'; batchId: string; batchKeyMode: KeyMode; keyMode: KeyMode };
 
 export type DeliveryEvent =
   | StepEvent

@@ -8,7 +8,7 @@ import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, r
 import path from 'node:path';
 import { errnoCode, isObject } from '../checks.js';
 import { BdsError, UsageError } from '../errors.js';
-import type { BatchStatus, UploadTarget } from '../api/types.js';
+import type { BatchStatus, KeyMode, UploadTarget } from '../api/types.js';
 import type { ColumnEntry } from './columns.js';
 
 /** What a delivery is: the API (canonical, see canonicalApi), source, period, product. */
@@ -40,6 +40,8 @@ export interface DeliveryRecord extends DeliveryKey {
   batchId?: string;
   upload?: UploadTarget;
   status?: BatchStatus;
+  /** The mode of the key that made the batch; absent in records of before it was kept. */
+  keyMode?: KeyMode;
   updatedAt: string;
 }
 
