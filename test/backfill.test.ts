@@ -156,6 +156,11 @@ describe('the quick checks of every folder come first: any failure is exit 2 and
       /^bds: .*orders_2024-02_v2: the same period and product \(2024-02 records\) as .*records-2024-02; nothing was sent$/m,
     ],
     [
+      'the same folder named twice',
+      (folders) => [...folders.map((f) => f.dir), `${folders[1]!.dir}/`],
+      /^bds: .*records-2024-02\/: the same folder is named twice; nothing was sent\nhint: name each folder once$/m,
+    ],
+    [
       'a month in the future',
       (folders) => {
         const future = path.join(path.dirname(folders[2]!.dir), 'records-2099-01');

@@ -138,9 +138,15 @@ async function checkAll(options: DeliverManyOptions, op: Operation): Promise<Que
     }
   }
   const seen = new Map<string, string>();
+  const named = new Set<string>();
   for (const folder of folders) {
     const key = `${folder.period} ${folder.product}`;
     const other = seen.get(key);
+    if (named.has(folder.dir)) {
+      failures.push({ dir: folder.given, error: new UsageError('the same folder is named twice', { hint: 'name each folder once' }) });
+      continue;
+    }
+    named.add(folder.dir);
     if (other !== undefined) {
       failures.push({
         dir: folder.given,
