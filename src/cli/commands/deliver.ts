@@ -3,7 +3,8 @@
 // view of the months running, then a table with one row per month.
 
 import { Option } from 'commander';
-import { checkJobs, JOBS, type DeliverManyResult, type MonthResult } from '../../core/delivery/backfill.js';
+import type { DeliverManyResult, MonthResult } from '../../core/delivery/backfill.js';
+import { checkJobs, JOBS } from '../../core/delivery/jobs.js';
 import type { DeliverResult, DeliverySummary, DryRunResult } from '../../core/delivery/deliver.js';
 import { EXIT_CODES, InterruptedError } from '../../core/errors.js';
 import { defineCommand } from '../command.js';

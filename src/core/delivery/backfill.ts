@@ -23,9 +23,9 @@ import { schemaColumns } from './columns.js';
 import type { DeliveryEvent } from './events.js';
 import type { SchemaBaseline } from './plan.js';
 import { listFolder, type FolderCheck } from './folder.js';
+import { checkJobs } from './jobs.js';
 import { periodInName } from './period.js';
 
-export const JOBS = { default: 2, min: 1, max: 8 } as const;
 
 export interface DeliverManyOptions extends DeliveryChoices {
   /** The folders, each named for its month (`out/2024-05`). */
@@ -102,17 +102,6 @@ export async function deliverFolders(options: DeliverManyOptions, op: Operation)
   if (op.signal.aborted) return { deliveries: results, exit_code: abortError(op.signal).exitCode };
   const firstFailure = results.find((result) => result.error !== null);
   return { deliveries: results, exit_code: firstFailure?.error?.exit_code ?? EXIT_CODES.ok };
-}
-
-/** How many months at once: 1 to 8 (default 2). `given` is how the caller wrote it, for the message. */
-export function checkJobs(jobs: number | undefined, given = String(jobs)): number {
-  if (jobs === undefined) return JOBS.default;
-  if (!Number.isInteger(jobs) || jobs < JOBS.min || jobs > JOBS.max) {
-    throw new UsageError(`--jobs must be a whole number from ${JOBS.min} to ${JOBS.max}, not ${given}`, {
-      hint: 'more months at once rarely helps: each already uses every core for its pass',
-    });
-  }
-  return jobs;
 }
 
 /**
