@@ -16,8 +16,9 @@
 // Every delivered file is checked end to end: the sha256 the storage host computed while receiving it must
 // equal the local file's. Uploaded objects are deleted after each run, so the disk holds one copy at most.
 //
-// On a shared machine, a run during which other processes took more than --max-others cores' worth of CPU
-// is made again (at most --retries times); the table says how busy the machine was.
+// On a shared machine, every timed run waits for a quiet second first, and a run during which other processes
+// took more than --max-others cores' worth of CPU is made again (at most --retries times); the table says how
+// busy the machine was.
 
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -56,7 +57,7 @@ const USAGE = `usage: npm run bench -- [options]
   --startup-runs <n>   runs of node -e 0, bds --version and bds --help (default ${FULL.startupRuns})
   --max-others <n>     make a run again when other processes took more than n cores' worth of CPU during it
                        (default 0.3; Linux only)
-  --retries <n>        make a disturbed run again at most n times (default 2)
+  --retries <n>        make a disturbed run again at most n times (default 3)
   --update-readme      write the results into bench/README.md
   -h, --help           this text
 
@@ -81,7 +82,7 @@ function sizeLabel(bytes) {
 
 function parseArgs(argv, env) {
   const given = {};
-  const rest = { baseline: true, maxOthers: 0.3, retries: 2, updateReadme: false, quick: false };
+  const rest = { baseline: true, maxOthers: 0.3, retries: 3, updateReadme: false, quick: false };
   if (env.BENCH_SIZES) {
     const sizes = env.BENCH_SIZES.split(',').map(parseSize);
     if (sizes.length !== 3) throw new Error('BENCH_SIZES is <size>,<rss-size>,<plain-size>, e.g. 64MiB,256MiB,16MiB');
@@ -131,7 +132,7 @@ const median = (values) => {
 const seconds = (s) => (Number.isFinite(s) ? `${s.toFixed(2)} s` : 'n/a');
 const ms = (s) => (Number.isFinite(s) ? `${(s * 1000).toFixed(0)} ms` : 'n/a');
 const mbps = (bytes, s) => (Number.isFinite(s) && s > 0 ? `${(bytes / 1e6 / s).toFixed(0)} MB/s` : 'n/a');
-const mb = (bytes) => (Number.isFinite(bytes) ? `${(bytes / 1e6).toFixed(0)} MB` : 'n/a');
+const mb = (bytes) => (Number.isFinite(bytes) ? `${(bytes / 1e6).toFixed(1)} MB` : 'n/a');
 const ratio = (r) => (Number.isFinite(r) ? r.toFixed(2) : 'n/a');
 const cores = (n) => (Number.isFinite(n) ? n.toFixed(2) : 'n/a');
 /** "≤ 1.15: met", "≤ 1.15: MISSED by 12%" (by how much the value is beyond the limit), "≤ 150 MB: met". */
@@ -192,6 +193,19 @@ function machineCpu() {
 function ownCpu() {
   const { user, system } = process.cpuUsage();
   return (user + system) / 1e6 + childTicks() * SECONDS_PER_TICK;
+}
+
+/**
+ * Waits for a second in which other processes took at most `maxOthers` cores' worth of CPU (a minute at
+ * most), so that a timed run starts on a quiet machine rather than in the middle of someone's test suite.
+ */
+async function quietMoment(maxOthers) {
+  for (let second = 0; second < 60; second++) {
+    const machineStart = machineCpu();
+    const ownStart = ownCpu();
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    if (!(machineCpu() - machineStart - (ownCpu() - ownStart) > maxOthers)) return;
+  }
 }
 
 /** The data folder of this size (records.jsonl.gz, schema.json, report.json), made if it is missing. */
@@ -645,10 +659,10 @@ async function main() {
         let result;
         for (let attempt = 0; ; attempt++) {
           log(`run ${run + 1}/${options.runs}: ${name}${attempt ? ` (again: other processes took ${cores(result.others)} cores)` : ''}`);
+          await quietMoment(options.maxOthers);
           result = await bench[name]();
           if (!(result.others > options.maxOthers) || attempt === options.retries) break;
           retried++;
-          await new Promise((resolve) => setTimeout(resolve, 3000));
         }
         runs[name].push(result);
         log(`  ${SUMMARY[name](result)}; others ${cores(result.others)}`);
@@ -657,6 +671,7 @@ async function main() {
 
     log(`one bds deliver of ${sizeLabel(options.rssSize)} (fresh cache and state) for peak RSS`);
     await warmCache(bigData.file);
+    await quietMoment(options.maxOthers);
     const bigRun = await bench.deliver(bench.freshHome(), bigData, { rss: true });
     bench.verifyAndClean(bigRun.out.batch.id, `bds deliver ${sizeLabel(options.rssSize)}`, bigData);
     const big = { ...bigRun, size: options.rssSize, bytes: bigData.bytes };
