@@ -257,12 +257,13 @@ async function warmCache(file) {
 
 /**
  * Runs a command; returns its wall time, output, exit code, peak RSS (GNU time -v when `rss` and available,
- * else /proc/<pid>/status VmHWM polled; both count the process's threads), how many cores' worth of CPU
- * other processes took meanwhile (`others`), and its events (bench/bds-timed.js's stderr lines).
+ * writing its report in `scratch`, else /proc/<pid>/status VmHWM polled; both count the process's threads),
+ * how many cores' worth of CPU other processes took meanwhile (`others`), and its events (bench/bds-timed.js's
+ * stderr lines).
  */
-function measure(command, args, { env, rss = false } = {}) {
+function measure(command, args, { env, rss = false, scratch = os.tmpdir() } = {}) {
   const useTime = rss && fs.existsSync('/usr/bin/time');
-  const timeFile = useTime ? path.join(os.tmpdir(), `bds-bench-time-${process.pid}-${Date.now()}`) : undefined;
+  const timeFile = useTime ? path.join(scratch, `time-${process.pid}-${Date.now()}`) : undefined;
   const [cmd, argv] = useTime ? ['/usr/bin/time', ['-v', '-o', timeFile, command, ...args]] : [command, args];
   return new Promise((resolve, reject) => {
     const machineStart = machineCpu();
@@ -320,14 +321,13 @@ class Bench {
     this.box = box;
     this.data = data;
     this.plain = plain;
-    this.homes = [];
+    /** Every HOME and temp file of the run is made in here, so that one removal cleans up, even after Ctrl-C. */
+    this.scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'bds-bench-'));
   }
 
   /** A fresh HOME with its own cache (the pass cache), state (delivery records) and config folders. */
   freshHome() {
-    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'bds-bench-home-'));
-    this.homes.push(home);
-    return home;
+    return fs.mkdtempSync(path.join(this.scratch, 'home-'));
   }
 
   env(home, extra = {}) {
@@ -368,7 +368,7 @@ class Bench {
    * checksum against the data's, and whether its pass was remembered (`fromCache`) as expected.
    */
   async bds(args, { home, data, fromCache, rss = false }) {
-    const res = await measure(process.execPath, [TIMED_BIN, ...args, '--period', PERIOD, '--json'], { env: this.env(home), rss });
+    const res = await measure(process.execPath, [TIMED_BIN, ...args, '--period', PERIOD, '--json'], { env: this.env(home), rss, scratch: this.scratch });
     const what = `bds ${args[0]} ${path.basename(data.dir)}`;
     if (res.code !== 0) throw new Error(`${what} exited ${res.code}:\n${res.stderr}`);
     const out = JSON.parse(res.stdout);
@@ -439,7 +439,7 @@ class Bench {
 
   /** pigz -6 on as many threads as bds's workers, into a file in the temp folder as bds writes its copy. */
   async pigz() {
-    const out = path.join(os.tmpdir(), `bds-bench-pigz-${process.pid}.gz`);
+    const out = path.join(this.scratch, 'pigz.gz');
     try {
       const res = await measure('sh', ['-c', `exec pigz -6 -p ${CORES} -c "$1" > "$2"`, 'sh', this.plain.file, out]);
       if (res.code !== 0) throw new Error(`pigz exited ${res.code}: ${res.stderr}`);
@@ -491,7 +491,7 @@ class Bench {
   }
 
   close() {
-    for (const home of this.homes) fs.rmSync(home, { recursive: true, force: true });
+    fs.rmSync(this.scratch, { recursive: true, force: true });
   }
 }
 
