@@ -20,7 +20,7 @@
 // took more than --max-others cores' worth of CPU is made again (at most --retries times); the table says how
 // busy the machine was.
 
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
