@@ -277,7 +277,7 @@ const CLEAR_LINE = '\u001b[2K';
 const CLEAR_BELOW = '\u001b[J';
 
 /** The text cut to `width` visible characters, ending in …; colour codes are kept, and reset after a cut. */
-export function fit(text: string, width: number): string {
+function fit(text: string, width: number): string {
   const tokens = Array.from(text.matchAll(/\u001b\[[0-9;]*m|[^\u001b]/gsu), ([token]) => token);
   const isCode = (token: string) => token.startsWith('\u001b');
   if (tokens.filter((token) => !isCode(token)).length <= width) return text;
