@@ -5,17 +5,13 @@
 // `fromCache` on `checked`).
 import { performance } from 'node:perf_hooks';
 import v8 from 'node:v8';
-import vm from 'node:vm';
 import { main } from '../dist/cli/main.js';
 import { processRuntime } from '../dist/process-runtime.js';
 
-v8.setFlagsFromString('--liftoff-only');
-v8.setFlagsFromString('--expose-gc');
-const collectGarbage = vm.runInNewContext('gc');
+v8.setFlagsFromString('--wasm-tiering-budget=2000000000');
 
 const code = await main(process.argv.slice(2), {
   ...processRuntime(),
-  collectGarbage,
   stdout: process.stdout,
   stderr: process.stderr,
   signal: new AbortController().signal,

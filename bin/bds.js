@@ -1,7 +1,6 @@
 #!/usr/bin/env node
 // The entry point and the only code of the CLI that touches the process's argv, env, signals and exit.
 import v8 from 'node:v8';
-import vm from 'node:vm';
 import { nodeTooOld, tooOldMessage } from './node-check.js';
 
 // The Node.js version first, before any of bds loads: on an old Node, one line and exit 2 instead of an
@@ -22,13 +21,11 @@ async function start() {
   ]);
 
   // undici parses HTTP with a WebAssembly module; V8's optimising tier-up of that module costs about 35 MB of
-  // RSS (measured with /usr/bin/time -v) and gains nothing at bds's handful of responses. The baseline
-  // compiler alone keeps the peak RSS of bds deliver near what its data pass needs (see bench/README.md).
-  v8.setFlagsFromString('--liftoff-only');
-  // zlib hands out a fresh buffer per inflated chunk, which V8 frees only once 64 MB of them have piled up;
-  // the data pass asks for a collection now and then instead (see src/core/delivery/scan.ts).
-  v8.setFlagsFromString('--expose-gc');
-  const collectGarbage = vm.runInNewContext('gc');
+  // RSS (measured with /usr/bin/time -v) and gains nothing at bds's handful of responses. bds's own JSON Lines
+  // validator (WebAssembly too) needs that tier-up: the baseline compiler runs it at about half the speed. V8
+  // tiers up a function once it has run for a budget of code; a budget of 2e9 bytes is never reached by
+  // undici's parser, and is reached by the validator within the first few MB of a file.
+  v8.setFlagsFromString('--wasm-tiering-budget=2000000000');
 
   // A reader that went away (`bds list | head -1`) is not a failure of bds: stop writing to it and carry on,
   // so that a delivery is never cut off half-way by a closed log pipe. A result that cannot be written (a
@@ -52,7 +49,7 @@ async function start() {
   // Assigned, not spread: the runtime reads the working folder only when a command asks for it.
   const code = await main(
     process.argv.slice(2),
-    Object.assign(processRuntime(), { collectGarbage, stdout: process.stdout, stderr: process.stderr, signal: controller.signal }),
+    Object.assign(processRuntime(), { stdout: process.stdout, stderr: process.stderr, signal: controller.signal }),
   );
   // Let stdout drain (a pipe may be asynchronous), then leave without waiting for idle sockets. A result that
   // could not be written (a full disk) is a failure, not a success with an empty file. The stream reports its

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { deliver } from '../src/index.js';
+import { BdsError, deliver, EXIT_CODES } from '../src/index.js';
 import { BIN, collectOutput, count, deliverTo, expectOneReceived, makeFolder, newSource, run, sandbox, sandboxEnv, tempDir } from './helpers.js';
 
 const runningAsRoot = process.getuid?.() === 0;
@@ -71,6 +71,30 @@ describe('the data pass over a large file (worker threads)', () => {
     // A fresh machine (no remembered pass) gzips it into its temp copy to the very same bytes.
     const fresh = await deliverTo(await sandbox(), folder, { args: ['--json', '--force'] });
     expect(fresh.json().sha256).toBe(res.json().sha256);
+  });
+
+  it('runs on a thread of its own that an abort stops: exit code 130, no temp copy left, nothing created', async () => {
+    const box = await sandbox();
+    const folder = makeFolder({ plain: true, lines: hexLines(50_000) });
+    expect(statSync(folder.dataFile).size).toBeGreaterThan(4 << 20);
+    const tmp = tempDir();
+    const controller = new AbortController();
+    let read = 0;
+    const error = await deliver({
+      dir: folder.dir,
+      period: '2024-05',
+      signal: controller.signal,
+      env: { ...sandboxEnv(box), BDS_SOURCE_ID: newSource(box), TMPDIR: tmp, HOME: tempDir() },
+      onEvent: (event) => {
+        // Progress comes from the pass thread; the first of it proves the copy is being written.
+        if (event.type === 'reading' && read++ === 1) controller.abort();
+      },
+    }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(BdsError);
+    expect((error as BdsError).exitCode).toBe(EXIT_CODES.sigint);
+    expect(read).toBeGreaterThanOrEqual(2);
+    expect(readdirSync(tmp)).toEqual([]);
+    expect(count(box, 'create')).toBe(0);
   });
 });
 

@@ -283,3 +283,27 @@ export function collectOutput(child: import('node:child_process').ChildProcess):
     child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
   });
 }
+
+/** What JSON.parse, the reference for bds's JSON Lines check, says of one line: 'empty', 'object', or bds's words for what is wrong. */
+export function lineVerdict(line: string): string {
+  if (!/[^ \t\r]/.test(line)) return 'empty';
+  if (line.replace(/^[ \t\r]+/, '')[0] !== '{') return 'is not a JSON object';
+  try {
+    JSON.parse(line);
+    return 'object';
+  } catch {
+    return 'is not valid JSON';
+  }
+}
+
+/** bds's verdict on JSON Lines, worked out line by line with JSON.parse: `records N`, or the first bad line's message. */
+export function linesVerdict(input: Buffer | string, fileName = 'f'): string {
+  const lines = Buffer.from(input).toString().split('\n');
+  let records = 0;
+  for (const [index, line] of lines.entries()) {
+    const verdict = lineVerdict(line);
+    if (verdict === 'object') records++;
+    else if (verdict !== 'empty') return `${fileName} line ${index + 1} ${verdict}`;
+  }
+  return `records ${records}`;
+}

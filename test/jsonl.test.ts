@@ -1,32 +1,18 @@
-// The byte-level JSON Lines checker against JSON.parse, the reference: the same verdict for every line of a
-// corpus of tricky cases and of many seeded random mutations, and the same result however the input is
-// split into chunks.
+// The JSON Lines validator (WebAssembly, src/core/delivery/jsonl.as.ts) against JSON.parse, the reference:
+// the same verdict for every line of a corpus of tricky cases, for many seeded random mutations (zeros, bytes
+// above 0x7f and newlines among them: the validator relies on zeros after the input to stop its scans), and
+// the same result however the input is split into chunks on its way through a pass.
 import { describe, expect, it } from 'vitest';
-import { JsonLinesChecker, MAX_LINE_BYTES } from '../src/core/delivery/jsonl.js';
-import { seededRandom } from './helpers.js';
+import { checkWholeLines } from '../src/core/delivery/jsonl.js';
+import { ParallelLinesChecker } from '../src/core/delivery/parallel/lines.js';
+import { InlineRunner } from '../src/core/delivery/parallel/pool.js';
+import { linesVerdict, seededRandom } from './helpers.js';
 
-/** What JSON.parse says of one line: 'empty', 'object', or an error message's kind. */
-function reference(line: string): string {
-  if (line.trim() === '' && !/[^ \t\r]/.test(line)) return 'empty';
-  const first = line.replace(/^[ \t\r]+/, '')[0];
-  if (first !== '{') return 'not a JSON object';
-  try {
-    JSON.parse(line);
-    return 'object';
-  } catch {
-    return 'not valid JSON';
-  }
-}
-
-/** What the checker says of the same line. */
-function verdict(line: Buffer | string): string {
-  const checker = new JsonLinesChecker('f');
-  try {
-    checker.push(Buffer.from(line));
-    return checker.end() === 1 ? 'object' : 'empty';
-  } catch (error) {
-    return (error as Error).message.replace(/^f line 1 /, '').replace(/^is /, '');
-  }
+/** The validator's verdict on a buffer of whole lines, in the words of linesVerdict. */
+function verdict(input: Buffer | string): string {
+  const result = checkWholeLines(Buffer.from(input));
+  if (!result.bad) return `records ${result.records}`;
+  return `f line ${result.bad.line} ${result.bad.what === 'not-object' ? 'is not a JSON object' : 'is not valid JSON'}`;
 }
 
 const CORPUS = [
@@ -40,12 +26,22 @@ const CORPUS = [
   '{"a":-}',
   '{"a":1e}',
   '{"a":+1}',
+  '{"a":-01}',
+  '{"a":1e+}',
   '{"a":"\\u00e9\\n\\t\\"\\\\\\/\\b\\f\\r"}',
+  '{"a":"\\uD83D\\uDE00","b":"\\uABCD\\uabcd"}',
   '{"a":"\\x41"}',
   '{"a":"\\u00g0"}',
+  '{"a":"\\u00e"}',
+  '{"a":"\\',
   '{"a":"tab\there"}',
   '{"a":"é日本"}',
+  '{"a":"a string of more than sixteen bytes, with \\"escapes\\" across the 16-byte steps\\\\"}',
+  '{"0123456789abcdef0123456789abcdef":"0123456789abcdef","x":"0123456789abcde\\""}',
+  '{"a":"nul\u0000inside"}',
+  '{"a":1}\u0000',
   '{"a":[1,[2,[3,{"b":null}]]],"c":{"d":{}}}',
+  '{"a":[ 1 , 2 ] , "b" : { } , "c" : [ ] }',
   '{"a":[1,2,]}',
   '{"a":1,}',
   '{,}',
@@ -53,13 +49,20 @@ const CORPUS = [
   '{"a":true,"b":false,"c":null}',
   '{"a":tru}',
   '{"a":nul}',
+  '{"a":fals}',
   '{"a":True}',
+  '{"a":nulll}',
+  '{"a":true1}',
   '{"a":1}}',
   '{"a":1} {"b":2}',
   '{"a":1}x',
   '{a:1}',
   "{'a':1}",
   '{"a":1',
+  '{"a":',
+  '{"a"',
+  '{"a',
+  '{',
   '[1,2]',
   '"string"',
   '42',
@@ -70,20 +73,22 @@ const CORPUS = [
   '\r',
   '{"a":"unterminated}',
   '{"a":"\u0001"}',
+  '{"a":"\u001f","b":"\u007f"}',
   `{"deep":${'['.repeat(5000)}${']'.repeat(5000)}}`,
   `{"deep":${'['.repeat(5000)}${']'.repeat(4999)}}`,
+  `{"deep":${'{"a":'.repeat(3000)}1${'}'.repeat(3000)}}`,
 ];
 
-const ALPHABET = '{}[]":,.-+eE0123456789truefalsn \t\\u/"abc\r\u0001é';
+const ALPHABET = '{}[]":,.-+eE0123456789truefalsn \t\\u/"abc\r\n\u0001\u0000é\u0080';
 
-describe('JsonLinesChecker', () => {
+describe('the JSON Lines validator', () => {
   it('agrees with JSON.parse on a corpus of tricky lines', () => {
-    for (const line of CORPUS) expect(verdict(line), line.slice(0, 60)).toBe(reference(line));
+    for (const line of CORPUS) expect(verdict(line), JSON.stringify(line.slice(0, 60))).toBe(linesVerdict(line));
   });
 
-  it('agrees with JSON.parse on 20,000 seeded random mutations', () => {
+  it('agrees with JSON.parse on 20,000 seeded random mutations, line numbers included', () => {
     const next = seededRandom(20261122);
-    const seeds = CORPUS.filter((line) => line.length < 200 && reference(line) === 'object');
+    const seeds = CORPUS.filter((line) => line.length < 200 && linesVerdict(line) === 'records 1');
     for (let n = 0; n < 20_000; n++) {
       let line = seeds[Math.floor(next() * seeds.length)]!;
       for (let edits = 1 + Math.floor(next() * 3); edits > 0; edits--) {
@@ -97,44 +102,56 @@ describe('JsonLinesChecker', () => {
               ? line.slice(0, at) + ch + line.slice(at)
               : line.slice(0, at) + line.slice(at + 1);
       }
-      expect(verdict(line), JSON.stringify(line)).toBe(reference(line));
+      // Behind a good line, and with another after it, so that a bad line's number is checked too.
+      const input = `{"before":1}\n${line}${next() < 0.5 ? '\n{"after":2}\n' : ''}`;
+      expect(verdict(input), JSON.stringify(input)).toBe(linesVerdict(input));
     }
   });
 
-  it('gives the same count or the same error line however the input is split into chunks', () => {
+  it('counts every line, empty ones and a last one without its newline included', () => {
+    expect(checkWholeLines(Buffer.from(''))).toEqual({ records: 0, lines: 0 });
+    expect(checkWholeLines(Buffer.from('\n\n'))).toEqual({ records: 0, lines: 2 });
+    expect(checkWholeLines(Buffer.from('{}\n\n{}\n'))).toEqual({ records: 2, lines: 3 });
+    expect(checkWholeLines(Buffer.from('{}\n{}'))).toEqual({ records: 2, lines: 2 });
+    expect(checkWholeLines(Buffer.from('{}\n '))).toEqual({ records: 1, lines: 2 });
+    expect(checkWholeLines(Buffer.from('{}\r\n\r\n{}\r\n'))).toEqual({ records: 2, lines: 3 });
+    expect(checkWholeLines(Buffer.from('{}\n\n[]\n{}\n'))).toEqual({ records: 1, lines: 3, bad: { line: 3, what: 'not-object' } });
+    expect(checkWholeLines(Buffer.from('{}\n{"a":\n{}\n'))).toEqual({ records: 1, lines: 2, bad: { line: 2, what: 'invalid' } });
+  });
+
+  it('sees only the bytes it is given: a smaller buffer after a larger one, and the bytes after a view', () => {
+    expect(verdict('{"a":"xxxxxxxxxx"}\n' + '{}\n'.repeat(30_000))).toBe('records 30001');
+    // Left in the validator's memory by the one before, the rest of its first line must not complete this one.
+    expect(verdict('{"a":"xx')).toBe('f line 1 is not valid JSON');
+    const bytes = Buffer.from('{"a":1}\n{"b":2}\n');
+    expect(checkWholeLines(bytes.subarray(0, 10))).toEqual({ records: 1, lines: 2, bad: { line: 2, what: 'invalid' } });
+  });
+
+  it('gives the same count or the same error line however the input is split into chunks', async () => {
     const inputs = [
       '{"a":1}\n\n{"b":[1,2,{"c":"x\\"y"}]}\n   \n{"d":null}',
       '{"a":1}\n{"b":"\\u00e9"}\n[1]\n{"c":2}\n',
       '{"a":1}\n{"b":2\n{"c":3}\n',
       '\n\n{"a":"unterminated\n',
     ];
-    const feed = (chunks: Buffer[]): string => {
-      const checker = new JsonLinesChecker('f');
+    const feed = async (chunks: Buffer[]): Promise<string> => {
+      const checker = new ParallelLinesChecker(new InlineRunner(), 'f', { chunkBytes: 16 });
       try {
-        for (const chunk of chunks) checker.push(chunk);
-        return `records ${checker.end()}`;
+        for (const chunk of chunks) await checker.push(chunk);
+        return `records ${await checker.end()}`;
       } catch (error) {
         return (error as Error).message;
       }
     };
     for (const input of inputs) {
       const bytes = Buffer.from(input);
-      const whole = feed([bytes]);
+      const whole = linesVerdict(bytes);
       for (let i = 0; i <= bytes.length; i++) {
         for (let j = i; j <= bytes.length; j += 3) {
-          expect(feed([bytes.subarray(0, i), bytes.subarray(i, j), bytes.subarray(j)]), `${input} split at ${i},${j}`).toBe(whole);
+          expect(await feed([bytes.subarray(0, i), bytes.subarray(i, j), bytes.subarray(j)]), `${input} split at ${i},${j}`).toBe(whole);
         }
       }
     }
-    expect(feed([Buffer.from('{"a":1}\n\n{"b":2}\n{"c":')])).toBe('f line 4 is not valid JSON');
-  });
-
-  it('refuses a line longer than the limit instead of holding it all in memory', () => {
-    const checker = new JsonLinesChecker('f');
-    checker.push(Buffer.from('{"a":1}\n{"big":"'));
-    const piece = Buffer.alloc(1 << 20, 0x61);
-    expect(() => {
-      for (let sent = 0; sent <= MAX_LINE_BYTES + piece.length; sent += piece.length) checker.push(piece);
-    }).toThrow('f line 2 is longer than 64 MiB');
+    expect(await feed([Buffer.from('{"a":1}\n\n{"b":2}\n{"c":')])).toBe('f line 4 is not valid JSON');
   });
 });

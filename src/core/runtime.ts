@@ -21,11 +21,6 @@ export interface Runtime {
   processStartedAt?: (pid: number) => number | undefined;
   /** Timeouts and retry policy; tests shorten them. */
   http?: Partial<HttpTuning>;
-  /**
-   * A full garbage collection, offered by the CLI's entry point (it sets V8's expose-gc flag, which library
-   * code must never do): the data pass uses it to keep its memory flat.
-   */
-  collectGarbage?: () => void;
 }
 
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {

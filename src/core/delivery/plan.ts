@@ -33,7 +33,6 @@ export async function planFolder(folder: FolderCheck, op: Operation, { copy }: {
   const scan = await scanDataFile(folder.dataFile, {
     tmpDir: tempDir(op.runtime),
     signal: op.signal,
-    collectGarbage: op.runtime.collectGarbage,
     onRead: (read, total) => op.onEvent({ type: 'reading', ...subject, read, total }),
     copy,
     cache: new PassCache(cacheDir(op.runtime.env, op.runtime.homedir)),

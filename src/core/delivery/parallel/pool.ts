@@ -49,13 +49,15 @@ interface Queued extends Running {
 }
 
 /**
- * Where the worker's code is. Normally worker.js beside this module. The single-executable build embeds the
- * worker's bundle instead and sets globalThis.__bdsWorkerSource to it (a script, run with eval: true).
+ * Starts a thread running worker.js (with `workerData`, which says what it is for). Normally worker.js beside
+ * this module. The single-executable build embeds the worker's bundle instead and sets
+ * globalThis.__bdsWorkerSource to it (a script, run with eval: true); the source goes along in workerData, so
+ * that a thread can start workers of its own.
  */
-function startWorker(): Worker {
+export function startWorker(workerData: object = {}): Worker {
   const source = (globalThis as { __bdsWorkerSource?: unknown }).__bdsWorkerSource;
-  if (typeof source === 'string') return new Worker(source, { eval: true });
-  return new Worker(workerScript(import.meta.url));
+  if (typeof source === 'string') return new Worker(source, { eval: true, workerData: { ...workerData, source } });
+  return new Worker(workerScript(import.meta.url), { workerData });
 }
 
 /** worker.js beside the module at moduleUrl, or, when that module is TypeScript source, its compiled counterpart. */

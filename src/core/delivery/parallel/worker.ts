@@ -1,5 +1,6 @@
-// The worker-thread entry of the parallel pass (pool.ts starts it). Two kinds of task, both CPU-bound and
-// independent of each other's order, so that any worker may take any task:
+// The entry of every worker thread bds starts (pool.ts). A thread started with the role 'pass' runs a whole
+// pass over a large data file (pass-thread.ts). Any other serves tasks from a pool: two kinds, both CPU-bound
+// and independent of each other's order, so that any worker may take any task:
 //   - 'lines': check a buffer of whole JSON lines (the parallel JSON Lines check, lines.ts);
 //   - 'deflate': deflate one block of the parallel gzip (gzip.ts), primed with the 32 KiB before it.
 // Buffers come and go as transferables: the input buffer goes back with the result, so that the main thread
@@ -7,11 +8,11 @@
 //
 // Importing this module on the main thread does nothing (parentPort is null there); the tests call runTask.
 
-import v8 from 'node:v8';
-import vm from 'node:vm';
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import { constants as zlibConstants, deflateRawSync } from 'node:zlib';
 import { checkWholeLines, type WholeLinesResult } from '../jsonl.js';
+import { collectGarbage } from './gc.js';
+import type { PassRequest } from '../pass-thread.js';
 
 export interface LinesTask {
   kind: 'lines';
@@ -85,32 +86,19 @@ export function runTask(task: Task): TaskResult {
 
 /**
  * Constant memory. deflateRawSync leaves zlib's output buffers behind (16 KiB ones: the result itself moves
- * to the main thread). V8 collects such memory, outside its heap, only once about 64 MB of it has piled up
- * since the last collection, and this thread allocates next to nothing else that would trigger one sooner:
- * each worker would float up to 64 MB (measured: +55 MB RSS with 2 workers gzipping 300 MB). A full
- * collection of this small heap (a millisecond or so) every COLLECT_EVERY bytes of such garbage keeps it
- * low. The gc hook needs V8's expose-gc flag, set here at first use and in a worker thread only (the CLI's
- * entry point offers the main thread's); without it the work runs as well, only with more memory.
+ * to the main thread), which V8 collects late (see gc.ts): measured, +55 MB RSS with 2 workers gzipping
+ * 300 MB. A collection every COLLECT_EVERY bytes of such garbage keeps it low.
  */
 const COLLECT_EVERY = 16 << 20;
 /** What a deflate leaves beyond its output, at most: zlib's first output buffer (Z_DEFAULT_CHUNK). */
 const ZLIB_CHUNK = 16 << 10;
 let garbage = 0;
-let collector: (() => void) | null | undefined;
 /** Counts what a deflate left behind; collects every COLLECT_EVERY bytes. Worker threads only. */
 function leftBehind(bytes: number): void {
   garbage += bytes;
   if (garbage < COLLECT_EVERY) return;
   garbage = 0;
-  if (collector === undefined) {
-    try {
-      v8.setFlagsFromString('--expose-gc');
-      collector = vm.runInNewContext('gc') as () => void;
-    } catch {
-      collector = null;
-    }
-  }
-  collector?.();
+  collectGarbage();
 }
 
 /**
@@ -132,18 +120,26 @@ function transferables(result: TaskResult): ArrayBuffer[] {
 
 const port = parentPort;
 if (port) {
-  port.on('message', ({ id, task }: TaskMessage) => {
-    let reply: ReplyMessage;
-    let transfer: ArrayBuffer[] = [];
-    try {
-      const result = runTask(task);
-      reply = { id, result };
-      transfer = transferables(result);
-      if ('output' in result) leftBehind(result.output.byteLength + ZLIB_CHUNK);
-    } catch (error) {
-      const { name, message, stack } = error instanceof Error ? error : new Error(String(error));
-      reply = { id, error: stack === undefined ? { name, message } : { name, message, stack } };
-    }
-    port.postMessage(reply, transfer);
-  });
+  const started = (workerData ?? {}) as { role?: unknown; source?: unknown };
+  // In the single executable, the workers this thread starts (the pass thread's pool) run the same source.
+  if (typeof started.source === 'string') (globalThis as { __bdsWorkerSource?: string }).__bdsWorkerSource = started.source;
+  if (started.role === 'pass') {
+    // Loaded only here: a task worker has no use for the pass's streams.
+    void import('../pass-thread.js').then(({ servePass }) => servePass(port, workerData as PassRequest));
+  } else {
+    port.on('message', ({ id, task }: TaskMessage) => {
+      let reply: ReplyMessage;
+      let transfer: ArrayBuffer[] = [];
+      try {
+        const result = runTask(task);
+        reply = { id, result };
+        transfer = transferables(result);
+        if ('output' in result) leftBehind(result.output.byteLength + ZLIB_CHUNK);
+      } catch (error) {
+        const { name, message, stack } = error instanceof Error ? error : new Error(String(error));
+        reply = { id, error: stack === undefined ? { name, message } : { name, message, stack } };
+      }
+      port.postMessage(reply, transfer);
+    });
+  }
 }
