@@ -5,15 +5,14 @@
 // thread each collection of it walks the caller's whole heap, and while that thread is busy (collecting, or
 // drawing progress) zlib waits for it before inflating the next chunk. Measured with the CLI's modules loaded
 // (undici among them), V8 ran a full collection every 16 MB of inflated data, 1 s of a 4.5 s pass; in a thread
-// of its own, with a heap of a few MB, the same pass needs two.
+// of its own, with a heap of a few MB, young-generation collections free it as it goes.
 //
-// Progress comes back as messages. Abort terminates the thread (and its pool with it); the caller removes
-// what it left. Errors come back as data: a UsageError keeps its message and hint, anything else is internal.
+// Progress comes back as messages. Abort terminates the thread (and its pool with it); once it is gone, the
+// caller removes what it left. Errors come back as data: a UsageError keeps its message and hint, anything else is internal.
 
 import type { MessagePort } from 'node:worker_threads';
 import { UsageError } from '../errors.js';
 import { passOverFile, type FileState, type PassResult } from './pass.js';
-import { collectGarbage } from './parallel/gc.js';
 import { startWorker, WorkerPool } from './parallel/pool.js';
 
 export interface PassRequest {
@@ -42,10 +41,8 @@ export function passOnThread(request: Omit<PassRequest, 'role'>, signal: AbortSi
       signal?.removeEventListener('abort', onAbort);
       outcome();
     };
-    const onAbort = (): void => {
-      settle(() => reject(signal!.reason));
-      void thread.terminate();
-    };
+    // Settled once the thread is gone ('exit'), so that nothing writes the copy after the caller removes it.
+    const onAbort = (): void => void thread.terminate();
     signal?.addEventListener('abort', onAbort, { once: true });
     thread.on('message', (reply: PassReply) => {
       if (reply.type === 'read') onRead?.(reply.read);
@@ -53,7 +50,9 @@ export function passOnThread(request: Omit<PassRequest, 'role'>, signal: AbortSi
       else settle(() => reject(reply.usage ? new UsageError(reply.message, reply.hint === undefined ? {} : { hint: reply.hint }) : internalError(reply)));
     });
     thread.on('error', (error) => settle(() => reject(error)));
-    thread.on('exit', (code) => settle(() => reject(new Error(`the pass thread stopped unexpectedly (exit code ${code})`))));
+    thread.on('exit', (code) =>
+      settle(() => reject(signal?.aborted ? signal.reason : new Error(`the pass thread stopped unexpectedly (exit code ${code})`))),
+    );
   });
 }
 
@@ -70,7 +69,6 @@ export async function servePass(port: MessagePort, request: PassRequest): Promis
       copy,
       tmpDir,
       runner: new WorkerPool({ workers }),
-      collectGarbage,
       onRead: (read) => port.postMessage({ type: 'read', read } satisfies PassReply),
     });
     reply = { type: 'done', result };

@@ -8,10 +8,11 @@
 //
 // Importing this module on the main thread does nothing (parentPort is null there); the tests call runTask.
 
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import { parentPort, workerData } from 'node:worker_threads';
 import { constants as zlibConstants, deflateRawSync } from 'node:zlib';
 import { checkWholeLines, type WholeLinesResult } from '../jsonl.js';
-import { collectGarbage } from './gc.js';
 import type { PassRequest } from '../pass-thread.js';
 
 export interface LinesTask {
@@ -86,19 +87,32 @@ export function runTask(task: Task): TaskResult {
 
 /**
  * Constant memory. deflateRawSync leaves zlib's output buffers behind (16 KiB ones: the result itself moves
- * to the main thread), which V8 collects late (see gc.ts): measured, +55 MB RSS with 2 workers gzipping
- * 300 MB. A collection every COLLECT_EVERY bytes of such garbage keeps it low.
+ * to the main thread). V8 collects such memory, outside its heap, only once about 64 MB of it has piled up
+ * since the last collection, and this thread allocates next to nothing else that would trigger one sooner:
+ * each worker would float up to 64 MB (measured: +55 MB RSS with 2 workers gzipping 300 MB). A full
+ * collection of this small heap (a millisecond or so) every COLLECT_EVERY bytes of such garbage keeps it
+ * low. The gc hook needs V8's expose-gc flag, set here at first use and in a worker thread only; without it
+ * the work runs as well, only with more memory.
  */
 const COLLECT_EVERY = 16 << 20;
 /** What a deflate leaves beyond its output, at most: zlib's first output buffer (Z_DEFAULT_CHUNK). */
 const ZLIB_CHUNK = 16 << 10;
 let garbage = 0;
+let collector: (() => void) | null | undefined;
 /** Counts what a deflate left behind; collects every COLLECT_EVERY bytes. Worker threads only. */
 function leftBehind(bytes: number): void {
   garbage += bytes;
   if (garbage < COLLECT_EVERY) return;
   garbage = 0;
-  collectGarbage();
+  if (collector === undefined) {
+    try {
+      v8.setFlagsFromString('--expose-gc');
+      collector = vm.runInNewContext('gc') as () => void;
+    } catch {
+      collector = null;
+    }
+  }
+  collector?.();
 }
 
 /**
