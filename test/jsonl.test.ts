@@ -108,6 +108,29 @@ describe('the JSON Lines validator', () => {
     }
   });
 
+  it('agrees with JSON.parse on buffers of several lines, line numbers included', () => {
+    const inputs = [
+      '',
+      '\n',
+      '{}',
+      '{}\n',
+      '{"a":1}\n\n{"b":[1,2,{"c":"x\\"y"}]}\n   \n{"d":null}',
+      '{"a":1}\r\n{"b":2}\r\n',
+      '{"a":1}\n  \t\r',
+      '{"a":1}\n{"b":"\\u00e9"}\n[1]\n{"c":2}\n',
+      '{"a":1}\n{"b":2\n{"c":3}\n',
+      '\n\n{"a":"unterminated\n',
+      '{"a":1}\n{"a":1} x\n',
+      '{"a":1}\n{"a":1',
+      '{"a":1}\n{"a":"\\u00',
+      '{"a":01}',
+      ' {"a":1}}',
+      'null\n',
+      `{"deep":${'['.repeat(3000)}${']'.repeat(3000)}}\n{"deep":${'['.repeat(3000)}${']'.repeat(2999)}}\n`,
+    ];
+    for (const input of inputs) expect(verdict(input), JSON.stringify(input.slice(0, 40))).toBe(linesVerdict(input));
+  });
+
   it('counts every line, empty ones and a last one without its newline included', () => {
     expect(checkWholeLines(Buffer.from(''))).toEqual({ records: 0, lines: 0 });
     expect(checkWholeLines(Buffer.from('\n\n'))).toEqual({ records: 0, lines: 2 });

@@ -11,7 +11,7 @@ import { pipeline } from 'node:stream/promises';
 import { constants as zlibConstants, deflateRawSync, gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UsageError } from '../src/core/errors.js';
-import { checkWholeLines, MAX_LINE_BYTES } from '../src/core/delivery/jsonl.js';
+import { MAX_LINE_BYTES } from '../src/core/delivery/jsonl.js';
 import { BLOCK_BYTES, createParallelGzip, gzipHeader, type ParallelGzipOptions } from '../src/core/delivery/parallel/gzip.js';
 import { CHUNK_BYTES, ParallelLinesChecker, type ParallelLinesOptions } from '../src/core/delivery/parallel/lines.js';
 import { InOrder, WorkerPool, workerScript } from '../src/core/delivery/parallel/pool.js';
@@ -71,47 +71,6 @@ async function withEvalWorkers<T>(source: string, body: (pool: WorkerPool) => Pr
     await pool.close();
   }
 }
-
-describe('checkWholeLines', () => {
-  function verdict(text: string): string {
-    const result = checkWholeLines(Buffer.from(text));
-    if (!result.bad) return `records ${result.records}`;
-    return `f line ${result.bad.line} ${result.bad.what === 'not-object' ? 'is not a JSON object' : 'is not valid JSON'}`;
-  }
-
-  it('agrees with JSON.parse line by line, line numbers included', () => {
-    const inputs = [
-      '',
-      '\n',
-      '{}',
-      '{}\n',
-      '{"a":1}\n\n{"b":[1,2,{"c":"x\\"y"}]}\n   \n{"d":null}',
-      '{"a":1}\r\n{"b":2}\r\n',
-      '{"a":1}\n  \t\r',
-      '{"a":1}\n{"b":"\\u00e9"}\n[1]\n{"c":2}\n',
-      '{"a":1}\n{"b":2\n{"c":3}\n',
-      '\n\n{"a":"unterminated\n',
-      '{"a":1}\n{"a":1} x\n',
-      '{"a":1}\n{"a":1',
-      '{"a":1}\n{"a":"\\u00',
-      '{"a":01}',
-      ' {"a":1}}',
-      'null\n',
-      `{"deep":${'['.repeat(3000)}${']'.repeat(3000)}}\n{"deep":${'['.repeat(3000)}${']'.repeat(2999)}}\n`,
-    ];
-    for (const input of inputs) expect(verdict(input), JSON.stringify(input.slice(0, 40))).toBe(linesVerdict(input));
-  });
-
-  it('counts every line, empty ones and a last one without its newline included', () => {
-    expect(checkWholeLines(Buffer.from(''))).toEqual({ records: 0, lines: 0 });
-    expect(checkWholeLines(Buffer.from('\n\n'))).toEqual({ records: 0, lines: 2 });
-    expect(checkWholeLines(Buffer.from('{}\n\n{}\n'))).toEqual({ records: 2, lines: 3 });
-    expect(checkWholeLines(Buffer.from('{}\n{}'))).toEqual({ records: 2, lines: 2 });
-    expect(checkWholeLines(Buffer.from('{}\n '))).toEqual({ records: 1, lines: 2 });
-    expect(checkWholeLines(Buffer.from('{}\r\n\r\n{}\r\n'))).toEqual({ records: 2, lines: 3 });
-    expect(checkWholeLines(Buffer.from('{}\n\n[]\n{}\n'))).toEqual({ records: 1, lines: 3, bad: { line: 3, what: 'not-object' } });
-  });
-});
 
 describe('worker tasks', () => {
   it('deflates a block exactly as zlib does, primed with its dictionary', () => {
