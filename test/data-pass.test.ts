@@ -96,6 +96,23 @@ describe('the data pass over a large file (worker threads)', () => {
     expect(readdirSync(tmp)).toEqual([]);
     expect(count(box, 'create')).toBe(0);
   });
+
+  it('fails, with nothing left behind, when a progress handler throws on the pass thread', async () => {
+    const box = await sandbox();
+    const folder = makeFolder({ plain: true, lines: hexLines(50_000) });
+    const tmp = tempDir();
+    const error = await deliver({
+      dir: folder.dir,
+      period: '2024-05',
+      env: { ...sandboxEnv(box), BDS_SOURCE_ID: newSource(box), TMPDIR: tmp, HOME: tempDir() },
+      onEvent: (event) => {
+        if (event.type === 'reading') throw new Error('the caller broke');
+      },
+    }).catch((caught: unknown) => caught);
+    expect((error as Error).message).toBe('the caller broke');
+    expect(readdirSync(tmp)).toEqual([]);
+    expect(count(box, 'create')).toBe(0);
+  });
 });
 
 describe('the data pass', () => {

@@ -3,13 +3,13 @@
 // In WebAssembly it runs about 2.5 times as fast as the same validator in JavaScript, enough to keep up with
 // zlib's inflate on one core; strings, two thirds of a typical line, are scanned 16 bytes at a time.
 //
-// It accepts exactly what JSON.parse accepts for one line: RFC 8259's grammar, white space is space, tab and
-// carriage return; a newline is never white space, so it ends the line wherever it appears (inside an object
+// It accepts exactly what JSON.parse accepts for one line (a line of white space only is an empty line, not
+// an error): RFC 8259's grammar, white space is space, tab and carriage return; a newline is never white space, so it ends the line wherever it appears (inside an object
 // or a string it makes the line invalid). Bytes are not checked for valid UTF-8, as JSON.parse of the decoded
 // line does not check them either.
 //
-// The caller lays out the memory: whole lines at [start, end), then at least PADDING zero bytes, then room
-// for end - start bytes of nesting. The zeros stop every scan (a zero is valid nowhere in JSON), so no loop
+// The caller (jsonl.ts) lays out the memory: whole lines at [start, end), then at least 16 zero bytes, then
+// room for end - start bytes of nesting. The zeros stop every scan (a zero is valid nowhere in JSON), so no loop
 // here checks for the end of the input: a line cut short by it is invalid, like one with a zero in it.
 
 /** A scan that found the line invalid; a position is never 0 (the caller puts the input above it). */

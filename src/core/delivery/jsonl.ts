@@ -51,7 +51,8 @@ function instance(): ValidatorExports {
  * Checks a buffer of whole lines at once (its last line may lack the newline only at the end of the file).
  * No error is thrown: the first bad line is reported, and the caller, which knows where the buffer starts in
  * the file, names it. The bytes are copied into the validator's memory, which keeps the size of the largest
- * buffer checked so far (its nesting room is never touched unless a line nests that deep).
+ * buffer checked so far, twice over (input and nesting room); the nesting room's pages are never touched,
+ * and so take no memory, unless a line nests that deep.
  */
 export function checkWholeLines(b: Uint8Array): WholeLinesResult {
   const wasm = instance();

@@ -8,7 +8,7 @@
 // of its own, with a heap of a few MB, young-generation collections free it as it goes.
 //
 // Progress comes back as messages. Abort terminates the thread (and its pool with it); once it is gone, the
-// caller removes what it left. Errors come back as data: a UsageError keeps its message and hint, anything else is internal.
+// caller removes what it left. A 'done' that crosses an abort loses to it: the caller asked to stop. Errors come back as data: a UsageError keeps its message and hint, anything else is internal.
 
 import type { MessagePort } from 'node:worker_threads';
 import { UsageError } from '../errors.js';
@@ -29,30 +29,48 @@ type PassReply =
   | { type: 'done'; result: PassResult }
   | { type: 'failed'; usage: boolean; message: string; hint?: string | undefined; stack?: string | undefined };
 
-/** Runs the pass on a new thread; rejects as the pass would have thrown, or with the signal's reason. */
+/**
+ * Runs the pass on a new thread; rejects as the pass would have thrown, or with the signal's reason. Settles
+ * only once the thread has exited, whatever ended it, so that nothing writes the copy after the caller
+ * removes it.
+ */
 export function passOnThread(request: Omit<PassRequest, 'role'>, signal: AbortSignal | undefined, onRead?: (read: number) => void): Promise<PassResult> {
-  signal?.throwIfAborted();
   return new Promise<PassResult>((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
     const thread = startWorker({ ...request, role: 'pass' } satisfies PassRequest);
-    let settled = false;
-    const settle = (outcome: () => void): void => {
-      if (settled) return;
-      settled = true;
-      signal?.removeEventListener('abort', onAbort);
-      outcome();
+    let result: PassResult | undefined;
+    let failure: { error: unknown } | undefined;
+    /** The first way the pass went wrong wins; the thread is stopped at once. */
+    const fail = (error: unknown): void => {
+      failure ??= { error };
+      void thread.terminate();
     };
-    // Settled once the thread is gone ('exit'), so that nothing writes the copy after the caller removes it.
-    const onAbort = (): void => void thread.terminate();
+    const onAbort = (): void => fail(signal!.reason);
     signal?.addEventListener('abort', onAbort, { once: true });
     thread.on('message', (reply: PassReply) => {
-      if (reply.type === 'read') onRead?.(reply.read);
-      else if (reply.type === 'done') settle(() => resolve(reply.result));
-      else settle(() => reject(reply.usage ? new UsageError(reply.message, reply.hint === undefined ? {} : { hint: reply.hint }) : internalError(reply)));
+      if (reply.type === 'read') {
+        try {
+          onRead?.(reply.read);
+        } catch (error) {
+          // A caller's progress handler that throws fails the pass, as it does on this thread.
+          fail(error);
+        }
+      } else if (reply.type === 'done') {
+        result = reply.result;
+      } else {
+        fail(reply.usage ? new UsageError(reply.message, reply.hint === undefined ? {} : { hint: reply.hint }) : internalError(reply));
+      }
     });
-    thread.on('error', (error) => settle(() => reject(error)));
-    thread.on('exit', (code) =>
-      settle(() => reject(signal?.aborted ? signal.reason : new Error(`the pass thread stopped unexpectedly (exit code ${code})`))),
-    );
+    thread.on('error', fail);
+    thread.on('exit', (code) => {
+      signal?.removeEventListener('abort', onAbort);
+      if (failure) reject(failure.error);
+      else if (result) resolve(result);
+      else reject(new Error(`the pass thread stopped unexpectedly (exit code ${code})`));
+    });
   });
 }
 
@@ -76,7 +94,9 @@ export async function servePass(port: MessagePort, request: PassRequest): Promis
     reply =
       error instanceof UsageError
         ? { type: 'failed', usage: true, message: error.message, hint: error.hint }
-        : { type: 'failed', usage: false, message: String((error as Error).message ?? error), stack: (error as Error).stack };
+        : error instanceof Error
+          ? { type: 'failed', usage: false, message: error.message, stack: error.stack }
+          : { type: 'failed', usage: false, message: String(error) };
   }
   port.postMessage(reply);
   port.close();

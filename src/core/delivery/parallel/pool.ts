@@ -51,12 +51,14 @@ interface Queued extends Running {
 /**
  * Starts a thread running worker.js (with `workerData`, which says what it is for). Normally worker.js beside
  * this module. The single-executable build embeds the worker's bundle instead and sets
- * globalThis.__bdsWorkerSource to it (a script, run with eval: true); the source goes along in workerData, so
- * that a thread can start workers of its own.
+ * globalThis.__bdsWorkerSource to it (a script, run with eval: true); a pass thread gets the source along in
+ * workerData, to start its own pool's workers (a task worker starts none, and is spared the copy).
  */
-export function startWorker(workerData: object = {}): Worker {
+export function startWorker(workerData: { role?: 'pass' } = {}): Worker {
   const source = (globalThis as { __bdsWorkerSource?: unknown }).__bdsWorkerSource;
-  if (typeof source === 'string') return new Worker(source, { eval: true, workerData: { ...workerData, source } });
+  if (typeof source === 'string') {
+    return new Worker(source, { eval: true, workerData: workerData.role === 'pass' ? { ...workerData, source } : workerData });
+  }
   return new Worker(workerScript(import.meta.url), { workerData });
 }
 

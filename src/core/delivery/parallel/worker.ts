@@ -3,8 +3,9 @@
 // and independent of each other's order, so that any worker may take any task:
 //   - 'lines': check a buffer of whole JSON lines (the parallel JSON Lines check, lines.ts);
 //   - 'deflate': deflate one block of the parallel gzip (gzip.ts), primed with the 32 KiB before it.
-// Buffers come and go as transferables: the input buffer goes back with the result, so that the main thread
-// can fill it again (constant memory, and no garbage left to this thread's collector, which rarely runs).
+// Buffers come and go as transferables: the input buffer goes back with the result, so that the thread that
+// sent it can fill it again (constant memory, and no garbage left to this thread's collector, which rarely
+// runs).
 //
 // Importing this module on the main thread does nothing (parentPort is null there); the tests call runTask.
 
@@ -53,12 +54,12 @@ export interface TaskResults {
 }
 export type TaskResult = TaskResults[Task['kind']];
 
-/** Main thread to worker. */
+/** The thread that sends a task (the pass thread, or the caller's for openUpload's gzip) to a worker. */
 export interface TaskMessage {
   id: number;
   task: Task;
 }
-/** Worker to main thread: a result, or what the task threw. */
+/** Worker to that thread: a result, or what the task threw. */
 export type ReplyMessage = { id: number; result: TaskResult } | { id: number; error: { name: string; message: string; stack?: string } };
 
 export function runTask(task: Task): TaskResult {
@@ -87,8 +88,8 @@ export function runTask(task: Task): TaskResult {
 
 /**
  * Constant memory. deflateRawSync leaves zlib's output buffers behind (16 KiB ones: the result itself moves
- * to the main thread). V8 collects such memory, outside its heap, only once about 64 MB of it has piled up
- * since the last collection, and this thread allocates next to nothing else that would trigger one sooner:
+ * to the thread that asked). V8 collects such memory, outside its heap, only once about 64 MB of it has
+ * piled up since the last collection, and this thread allocates next to nothing else that would trigger one sooner:
  * each worker would float up to 64 MB (measured: +55 MB RSS with 2 workers gzipping 300 MB). A full
  * collection of this small heap (a millisecond or so) every COLLECT_EVERY bytes of such garbage keeps it
  * low. The gc hook needs V8's expose-gc flag, set here at first use and in a worker thread only; without it
