@@ -88,7 +88,8 @@ function checkedSink(lines: ParallelLinesChecker): Writable {
 
 /**
  * Reads the data file once. Throws a UsageError for what is wrong with the file (or with the temp folder of
- * the copy), naming it; removes the copy when it fails.
+ * the copy), naming it. The caller removes the copy when it fails (scan.ts, which also does it for a pass
+ * thread stopped before it could).
  */
 export async function passOverFile(file: string, before: FileState, options: PassOptions): Promise<PassResult> {
   const { copy, runner, signal, onRead } = options;
@@ -135,8 +136,6 @@ export async function passOverFile(file: string, before: FileState, options: Pas
     await assertUnchangedSince(before, file);
     return { recordCount, sha256: hash.digest('hex'), size };
   } catch (error) {
-    // A temp folder that is not one (ENOTDIR) has nothing to remove either.
-    if (copy) await fs.rm(copy, { force: true }).catch(() => undefined);
     if (copy && isCopyPath((error as { path?: unknown }).path, copy)) throw tempCopyError(error, file, options.tmpDir);
     throw asInputError(error, file, await startsLikeGzip(file));
   } finally {

@@ -101,7 +101,8 @@ export async function scanDataFile(file: string, { tmpDir, signal, onRead, copy:
         ? await passOnThread({ file, before: state, copy, tmpDir, workers: workerCount() }, signal, reportRead)
         : await passOverFile(file, state, { copy, tmpDir, runner: new InlineRunner(), signal, onRead: reportRead });
   } catch (error) {
-    // An interrupted pass thread had no chance to remove it.
+    // Whatever failed, on this thread or the pass thread (even one stopped half-way): a temp folder that is not
+    // one (ENOTDIR) has nothing to remove either.
     if (copy) await fs.rm(copy, { force: true }).catch(() => undefined);
     throw error;
   }
