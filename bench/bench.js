@@ -38,7 +38,7 @@ const BIN = path.join(ROOT, 'bin', 'bds.js');
 const TIMED_BIN = path.join(BENCH, 'bds-timed.js');
 const PERIOD = '2024-05';
 const TARGETS = { inflate: 1.15, pigz: 1.2, rerun: 0.1, afterCheck: 0.5, rssMB: 150, startup: 2, baseline: 0.5, upload: 0.8 };
-/** The workers bds's pass runs on (src/core/delivery/scan.ts: at most 8), and so pigz's -p. */
+/** The workers bds's pass runs on (src/core/datapass/data-pass.ts: at most 8), and so pigz's -p. */
 const CORES = Math.min(os.availableParallelism?.() ?? os.cpus().length, 8);
 const SECONDS_PER_TICK = 1 / 100; // USER_HZ is 100 on Linux
 

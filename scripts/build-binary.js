@@ -8,7 +8,7 @@
 //      package.json only when it is not defined, and there is no package.json beside the binary);
 //    - keepNames, so that class and function names (error classes among them) survive bundling;
 //    - cosmiconfig's optional TypeScript loader (the `typescript` package) stays out: bds refuses code configs;
-//    - worker threads: if dist/core/delivery/parallel/worker.js exists, it is bundled on its own into a
+//    - worker threads: if dist/core/datapass/worker-entry.js exists, it is bundled on its own into a
 //      CommonJS string and a banner sets globalThis.__bdsWorkerSource to it, for `new Worker(source, {eval: true})`;
 // 3. makes the SEA blob with that Node (--experimental-sea-config, with a V8 code cache for start-up);
 // 4. copies that Node, strips its symbols (when `strip` is installed) and injects the blob with postject;
@@ -25,7 +25,7 @@ import { PINNED, nodeFromNpm } from './node-from-npm.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const ENTRY = path.join(ROOT, 'bin', 'bds.js');
-const WORKER_ENTRY = path.join(ROOT, 'dist', 'core', 'delivery', 'parallel', 'worker.js');
+const WORKER_ENTRY = path.join(ROOT, 'dist', 'core', 'datapass', 'worker-entry.js');
 const OUTPUT = path.join(ROOT, 'release', 'bds-linux-x64');
 const LICENSES = path.join(ROOT, 'release', 'THIRD-PARTY-LICENSES.txt');
 const POSTJECT = path.join(ROOT, 'node_modules', 'postject', 'dist', 'cli.js');

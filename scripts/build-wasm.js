@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// The first step of `npm run build`: compiles the JSON Lines validator (src/core/delivery/jsonl.as.ts,
-// AssemblyScript) to WebAssembly with asc, and writes it as base64 into src/core/delivery/jsonl-wasm.generated.ts
+// The first step of `npm run build`: compiles the JSON Lines validator (src/core/datapass/jsonl.as.ts,
+// AssemblyScript) to WebAssembly with asc, and writes it as base64 into src/core/datapass/jsonl-wasm.generated.ts
 // (not in git), which tsc then compiles with the rest. Embedded in a module, the validator needs no file of
 // its own beside dist/: tests run from the sources, worker threads and the single-executable bundle all load
 // it as they load any module. The file is written only when its text changes, so a build that changes
@@ -15,8 +15,8 @@ import { fileURLToPath } from 'node:url';
 import asc from 'assemblyscript/asc';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const SOURCE = path.join(ROOT, 'src', 'core', 'delivery', 'jsonl.as.ts');
-const OUTPUT = path.join(ROOT, 'src', 'core', 'delivery', 'jsonl-wasm.generated.ts');
+const SOURCE = path.join(ROOT, 'src', 'core', 'datapass', 'jsonl.as.ts');
+const OUTPUT = path.join(ROOT, 'src', 'core', 'datapass', 'jsonl-wasm.generated.ts');
 
 let wasm;
 const { error, stderr } = await asc.main(

@@ -4,13 +4,12 @@
 // environment, working folder and home are read only when a function is called, and only for what its
 // options leave out.
 
-import { Connection } from './core/connection.js';
-import { check as checkUseCase, type CheckOptions, type CheckResult } from './core/delivery/check.js';
-import { deliverFolders, type DeliverManyOptions, type DeliverManyResult } from './core/delivery/backfill.js';
+import { check as checkUseCase, checkMany as checkManyUseCase, type CheckManyOptions, type CheckManyResult, type CheckOptions, type CheckResult } from './core/delivery/check.js';
+import { deliverFolders, type DeliverManyOptions, type DeliverManyResult } from './core/delivery/deliver-many.js';
 import { deliverFolder, type DeliverOptions, type DeliverResult, type DryRunResult } from './core/delivery/deliver.js';
 import type { EventListener } from './core/delivery/events.js';
 import { abortError } from './core/errors.js';
-import type { Operation } from './core/operation.js';
+import { Operation } from './core/operation.js';
 import type { Env } from './core/runtime.js';
 import { processRuntime } from './process-runtime.js';
 import * as service from './core/service.js';
@@ -30,11 +29,12 @@ export {
 } from './core/errors.js';
 export type { InterruptReason, RequestInfo } from './core/errors.js';
 export { RecordNotSavedError } from './core/delivery/delivery.js';
-export type { CheckOptions, CheckResult } from './core/delivery/check.js';
+export type { CheckFailure, CheckManyOptions, CheckManyResult, CheckOptions, CheckResult } from './core/delivery/check.js';
 export type { DeliverOptions, DeliverResult, DryRunResult } from './core/delivery/deliver.js';
-export type { DeliverManyOptions, DeliverManyResult, FailedDelivery, FailureData, MonthResult } from './core/delivery/backfill.js';
+export type { DeliverManyOptions, DeliverManyResult, FailedDelivery, MonthResult } from './core/delivery/deliver-many.js';
+export type { FailureData } from './core/delivery/failure.js';
 export type { SchemaChanges } from './core/delivery/plan.js';
-export type { ColumnChange, ColumnDiff, ColumnEntry } from './core/delivery/columns.js';
+export type { ColumnChange, ColumnDiff, ColumnEntry } from './core/preflight/columns.js';
 export type { DeliveryEvent, EventListener, Notice, Step, StepEvent, Subject } from './core/delivery/events.js';
 export type { ListOptions, RegisterSourceOptions, WhoamiResult } from './core/service.js';
 export type { BatchListEntry, BatchStatus, MeResponse, Product, Source } from './core/api/types.js';
@@ -62,6 +62,14 @@ export interface LibraryOptions {
 /** The pre-flight of deliver, offline: no key, no base URL, no request. */
 export function check(options: CheckOptions & LibraryOptions): Promise<CheckResult> {
   return withOperation(options, (op) => checkUseCase(options, op));
+}
+
+/**
+ * Several folders, as `bds check <dir>...`: each checked in turn, one result per folder; a folder that fails is a
+ * result with `ok: false` (told by an 'ended' event), and the others are still checked.
+ */
+export function checkMany(options: CheckManyOptions & LibraryOptions): Promise<CheckManyResult> {
+  return withOperation(options, (op) => checkManyUseCase(options, op));
 }
 
 /** Checks the folder and delivers it as one batch: the object `bds deliver --json` prints. */
@@ -108,15 +116,8 @@ async function withOperation<T>(options: LibraryOptions & { sourceId?: string | 
   if (outer?.aborted) onAbort();
   else outer?.addEventListener('abort', onAbort, { once: true });
   try {
-    return await work({
-      runtime,
-      connection: new Connection(
-        { apiKey: options.apiKey, baseUrl: options.baseUrl, profile: options.profile, config: options.config, source: options.sourceId },
-        runtime,
-      ),
-      signal: controller.signal,
-      onEvent: options.onEvent ?? (() => {}),
-    });
+    const flags = { apiKey: options.apiKey, baseUrl: options.baseUrl, profile: options.profile, config: options.config, source: options.sourceId };
+    return await work(new Operation(runtime, flags, { signal: controller.signal, onEvent: options.onEvent }));
   } finally {
     outer?.removeEventListener('abort', onAbort);
   }

@@ -7,18 +7,10 @@ import { describe, expect, it } from 'vitest';
 import { InterruptedError } from '../src/core/errors.js';
 import { deliverMany, type DeliveryEvent } from '../src/index.js';
 import type { Sandbox } from '../src/sandbox/emulator.js';
-import { count, makeFolder, newSource, RECORDS_SCHEMA, run, sandbox, sandboxEnv, tempDir, type Folder, type FolderOptions } from './helpers.js';
+import { count, makeFolder, newSource, RECORDS_SCHEMA, run, sandbox, sandboxEnv, tempDir, type Folder, type FolderOptions, until } from './helpers.js';
 
 const ANSI_COLOUR = /\u001b\[[0-9;]*m/;
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ /;
-
-async function until(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 /** A folder per month, each named for it (`<root>/records-2024-01`), with distinct data; in the order given. */
 function months(periods: string[], options: FolderOptions & { name?: (period: string) => string } = {}): Folder[] {
@@ -108,7 +100,7 @@ describe('bds deliver <dir>...', () => {
       expect(res.code, attempt).toBe(0);
       const [jan, feb, mar] = res.json().deliveries;
       // January has no month before it: the first time nothing to compare with, then (README) the nearest after.
-      if (attempt === 'first') expect(jan.schema_changes).toBeUndefined();
+      if (attempt === 'first') expect(jan.schema_changes).toBeNull();
       expect(feb.schema_changes, attempt).toMatchObject({ since: { period: '2024-01' }, added: [{ name: 'email' }], removed: [] });
       expect(mar.schema_changes, attempt).toMatchObject({ since: { period: '2024-02' }, added: [], removed: [{ name: 'email' }] });
     }
@@ -420,7 +412,7 @@ describe('a month that fails does not stop the others', () => {
       jobs: 2,
       env: { HOME: tempDir(), ...sandboxEnv(box), BDS_SOURCE_ID: newSource(box) },
       onEvent: (event) => {
-        if (event.type === 'ended') order.push(event.period);
+        if (event.type === 'ended') order.push(event.period!);
         if (event.type === 'step' && event.step === 'completing') box.faults.add({ route: 'complete', status: 422 });
       },
     });
@@ -455,7 +447,7 @@ describe('a month that fails does not stop the others', () => {
     expect(res.stderr).toMatch(/^bds: 2024-01 records: .*line 1/m);
     const json = await run([...args, '--json'], { env: sandboxEnv(box), home });
     const [january] = json.json().deliveries;
-    expect(Object.keys(january)).toEqual(['batch', 'source_id', 'product', 'period', 'record_count', 'bytes', 'sha256', 'skipped', 'dir', 'error']);
+    expect(Object.keys(january)).toEqual(['batch', 'source_id', 'product', 'period', 'record_count', 'bytes', 'sha256', 'skipped', 'resumed', 'schema_changes', 'dir', 'error']);
     expect(january).toMatchObject({ batch: null, period: '2024-01', record_count: null, skipped: false, error: { exit_code: 2 } });
     expect(res.stdout).toMatch(/^2024-01 +records +failed +.*line 1.*\(exit 2\)$/m);
     expect(res.stdout).toMatch(/^2024-02 +records +delivered +bat_/m);

@@ -5,11 +5,11 @@ import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Context } from '../src/cli/context.js';
+import type { CliRuntime } from '../src/cli/runtime.js';
 import { buildProgram } from '../src/cli/main.js';
 import { run, tempDir } from './helpers.js';
 
-const program = buildProgram({} as Context, async () => {});
+const program = buildProgram({} as CliRuntime, async () => {});
 const COMMANDS = program.commands.map((c) => c.name());
 const DELIVER_OPTIONS = program.commands.find((c) => c.name() === 'deliver')!.options.flatMap((o) => [o.short, o.long]);
 

@@ -1,7 +1,7 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { count, makeFolder, run, sandbox, sandboxEnv, newSource, tempDir } from './helpers.js';
+import { count, makeFolder, run, sandbox, sandboxEnv, newSource, tempDir, until } from './helpers.js';
 import { packageVersion } from '../src/core/version.js';
 
 describe('bds deliver, happy path', () => {
@@ -23,6 +23,8 @@ describe('bds deliver, happy path', () => {
       bytes: folder.uploaded.length,
       sha256: folder.sha256,
       skipped: false,
+      resumed: false,
+      schema_changes: null,
     });
     expect(batch!.status).toBe('received');
     expect(batch!.record_count).toBe(5);
@@ -118,7 +120,9 @@ describe('bds deliver, happy path', () => {
       record_count: 7,
       bytes: folder.uploaded.length,
       sha256: folder.sha256,
+      schema_changes: null,
       existing_batch: null,
+      would: { action: 'deliver', batch_id: null, status: null },
     });
     expect(box.store.batches()).toHaveLength(0);
     expect(count(box, 'create') + count(box, 'upload') + count(box, 'complete')).toBe(0);
@@ -183,7 +187,7 @@ describe('bds deliver, happy path', () => {
     // it was saved before the create is kept, as a full disk would keep it.
     box.faults.add({ route: 'create', delayMs: 1500 });
     const running = run(args, { env, home, http: { headersTimeoutMs: 10_000 } });
-    while (count(box, 'create') === 0) await new Promise((r) => setTimeout(r, 10));
+    await until(() => count(box, 'create') > 0, 'the create request');
     const file = path.join(dir, readdirSync(dir).find((name) => name.endsWith('.json'))!);
     const saved = readFileSync(file);
     rmSync(file);

@@ -5,7 +5,7 @@ import { appendFileSync, closeSync, openSync, readdirSync, readFileSync, truncat
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { count, deliverTo, expectOneReceived, makeFolder, run, sandbox, tempDir } from './helpers.js';
+import { count, deliverTo, expectOneReceived, makeFolder, run, sandbox, tempDir, until } from './helpers.js';
 
 const PERIOD = '2024-05';
 
@@ -410,7 +410,7 @@ describe('11. integrity', () => {
     const folder = makeFolder();
     box.faults.add({ route: 'create', delayMs: 600 });
     const running = deliverTo(box, folder);
-    while (count(box, 'create') === 0) await new Promise((r) => setTimeout(r, 10));
+    await until(() => count(box, 'create') > 0, 'the create request');
     appendFileSync(folder.dataFile, 'more');
     const res = await running;
     expect(res.code).toBe(2);
@@ -431,7 +431,7 @@ describe('11. integrity', () => {
     // The storage host holds the upload before reading it; bds waits rather than calling it a stall.
     box.faults.add({ route: 'upload', delayMs: 1_000 });
     const running = deliverTo(box, folder, { http: { idleTimeoutMs: 10_000, headersTimeoutMs: 10_000 } });
-    while (count(box, 'upload') === 0) await new Promise((r) => setTimeout(r, 10));
+    await until(() => count(box, 'upload') > 0, 'the upload request');
     change(folder.dataFile);
     const res = await running;
     expect(res.code, res.stderr).toBe(2);
@@ -450,7 +450,7 @@ describe('11. integrity', () => {
     utimesSync(folder.dataFile, mtime, mtime);
     box.faults.add({ route: 'create', delayMs: 600 });
     const running = deliverTo(box, folder);
-    while (count(box, 'create') === 0) await new Promise((r) => setTimeout(r, 10));
+    await until(() => count(box, 'create') > 0, 'the create request');
     const fd = openSync(folder.dataFile, 'r+');
     writeSync(fd, Buffer.from([folder.uploaded[20]! ^ 0xff]), 0, 1, 20);
     closeSync(fd);
@@ -467,7 +467,7 @@ describe('11. integrity', () => {
     const folder = makeFolder();
     box.faults.add({ route: 'create', delayMs: 600 });
     const running = deliverTo(box, folder);
-    while (count(box, 'create') === 0) await new Promise((r) => setTimeout(r, 10));
+    await until(() => count(box, 'create') > 0, 'the create request');
     utimesSync(folder.dataFile, new Date(), new Date(Date.now() + 5_000));
     const res = await running;
     expect(res.code).toBe(2);

@@ -1,4 +1,4 @@
-// Test helpers: the sandbox on 127.0.0.1, the CLI run in process through main(argv, context) or spawned as
+// Test helpers: the sandbox on 127.0.0.1, the CLI run in process through main(argv, runtime) or spawned as
 // a user would, and delivery folders made by code.
 
 import { spawn } from 'node:child_process';
@@ -9,7 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { afterAll, afterEach, expect } from 'vitest';
-import type { Context, OutputStream } from '../src/cli/context.js';
+import type { CliRuntime, OutputStream } from '../src/cli/runtime.js';
 import type { HttpTuning } from '../src/core/api/http.js';
 import { main } from '../src/cli/main.js';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../src/sandbox/emulator.js';
@@ -112,7 +112,7 @@ export async function run(argv: string[], options: RunOptions = {}): Promise<Run
   const home = options.home ?? tempDir('bds-home-');
   const stdout = new CapturedStream(options.stdoutTty ?? options.tty ?? false);
   const stderr = new CapturedStream(options.tty ?? false, options.columns, options.onStderrWrite);
-  const ctx: Context = {
+  const ctx: CliRuntime = {
     // The user config folder as a real process would have it: test/setup.ts's private one.
     env: { HOME: home, XDG_STATE_HOME: path.join(home, '.local', 'state'), XDG_CONFIG_HOME: process.env.XDG_CONFIG_HOME, ...options.env },
     cwd: options.cwd ?? home,
@@ -306,4 +306,13 @@ export function linesVerdict(input: Buffer | string, fileName = 'f'): string {
     else if (verdict !== 'empty') return `${fileName} line ${index + 1} ${verdict}`;
   }
   return `records ${records}`;
+}
+
+/** Waits until `condition` holds, polling every 10 ms; fails naming `what` once `timeoutMs` has passed. */
+export async function until(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
 }

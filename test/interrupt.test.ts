@@ -16,18 +16,10 @@ import {
   spawnCli,
   statuses,
   tempDir,
-  type Folder,
+  type Folder, until
 } from './helpers.js';
 
 const PERIOD = '2024-05';
-
-async function until(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 /** A delivery in process, interrupted with `signal` as soon as `when` holds. */
 async function deliverInterrupted(box: Sandbox, folder: Folder, home: string, when: () => boolean, signal: 'SIGINT' | 'SIGTERM' = 'SIGINT') {

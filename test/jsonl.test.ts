@@ -1,11 +1,11 @@
-// The JSON Lines validator (WebAssembly, src/core/delivery/jsonl.as.ts) against JSON.parse, the reference:
+// The JSON Lines validator (WebAssembly, src/core/datapass/jsonl.as.ts) against JSON.parse, the reference:
 // the same verdict for every line of a corpus of tricky cases, for many seeded random mutations (zeros, bytes
 // above 0x7f and newlines among them: the validator relies on zeros after the input to stop its scans), and
 // the same result however the input is split into chunks on its way through a pass.
 import { describe, expect, it } from 'vitest';
-import { checkWholeLines } from '../src/core/delivery/jsonl.js';
-import { ParallelLinesChecker } from '../src/core/delivery/parallel/lines.js';
-import { InlineRunner } from '../src/core/delivery/parallel/pool.js';
+import { checkWholeLines } from '../src/core/datapass/jsonl.js';
+import { ParallelLinesChecker } from '../src/core/datapass/lines.js';
+import { InlineRunner } from '../src/core/datapass/pool.js';
 import { linesVerdict, seededRandom } from './helpers.js';
 
 /** The validator's verdict on a buffer of whole lines, in the words of linesVerdict. */

@@ -18,7 +18,7 @@ describe('the packed package in another project', () => {
     const tarball = path.join(packDir, readdirSync(packDir).find((name) => name.endsWith('.tgz'))!);
     const project = tempDir('bds-consumer-');
     writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'pipeline', private: true, type: 'module' }));
-    npm(['install', '--offline', '--no-save', '--ignore-scripts', tarball], project);
+    npm(['install', '--prefer-offline', '--no-save', '--ignore-scripts', tarball], project);
 
     writeFileSync(
       path.join(project, 'deliver.mjs'),

@@ -11,11 +11,11 @@ import { pipeline } from 'node:stream/promises';
 import { constants as zlibConstants, deflateRawSync, gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UsageError } from '../src/core/errors.js';
-import { MAX_LINE_BYTES } from '../src/core/delivery/jsonl.js';
-import { BLOCK_BYTES, createParallelGzip, gzipHeader, type ParallelGzipOptions } from '../src/core/delivery/parallel/gzip.js';
-import { CHUNK_BYTES, ParallelLinesChecker, type ParallelLinesOptions } from '../src/core/delivery/parallel/lines.js';
-import { InOrder, WorkerPool, workerScript } from '../src/core/delivery/parallel/pool.js';
-import { runTask } from '../src/core/delivery/parallel/worker.js';
+import { MAX_LINE_BYTES } from '../src/core/datapass/jsonl.js';
+import { BLOCK_BYTES, createParallelGzip, gzipHeader, type ParallelGzipOptions } from '../src/core/datapass/gzip.js';
+import { CHUNK_BYTES, ParallelLinesChecker, type ParallelLinesOptions } from '../src/core/datapass/lines.js';
+import { InOrder, WorkerPool, workerScript } from '../src/core/datapass/pool.js';
+import { runTask } from '../src/core/datapass/tasks.js';
 import { linesVerdict, seededRandom, tempDir } from './helpers.js';
 
 /** About `bytes` of JSON Lines that compress like real records (ids, numbers, repeated keys, some text). */
@@ -151,9 +151,9 @@ describe('WorkerPool', () => {
   });
 
   it('finds the compiled worker beside a compiled module, and in dist/ for a TypeScript one', () => {
-    expect(workerScript('file:///app/dist/core/delivery/parallel/pool.js').href).toBe('file:///app/dist/core/delivery/parallel/worker.js');
-    const source = new URL('../src/core/delivery/parallel/pool.ts', import.meta.url).href;
-    expect(workerScript(source).href).toBe(new URL('../dist/core/delivery/parallel/worker.js', import.meta.url).href);
+    expect(workerScript('file:///app/dist/core/datapass/pool.js').href).toBe('file:///app/dist/core/datapass/worker-entry.js');
+    const source = new URL('../src/core/datapass/pool.ts', import.meta.url).href;
+    expect(workerScript(source).href).toBe(new URL('../dist/core/datapass/worker-entry.js', import.meta.url).href);
     expect(() => workerScript('file:///nowhere/src/core/pool.ts')).toThrow('npm run build');
   });
 

@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { check, deliver, type DeliveryEvent } from '../src/index.js';
 import { count, expectOneReceived, makeFolder, newSource, sandbox, sandboxEnv, tempDir, type Folder } from './helpers.js';
 import type { Sandbox } from '../src/sandbox/emulator.js';
-import { identityOf, PassCache } from '../src/core/delivery/pass-cache.js';
+import { PassCache, zlibFor } from '../src/core/datapass/cache.js';
+import { stampOf } from '../src/core/datapass/file-stamp.js';
 
 /** A library call's events: whether the pass read the file, and whether it was remembered. */
 function recorder() {
@@ -116,19 +117,19 @@ describe('the remembered pass', () => {
 
   it("a plain .jsonl's entry holds only for the zlib that gzipped it; a .gz's for any (another Node, the binary)", async () => {
     const cache = new PassCache(tempDir());
-    const pass = { recordCount: 3, sha256: 'a'.repeat(64), uploadSize: 77 };
+    const pass = { recordCount: 3, sha256: 'a'.repeat(64), size: 77 };
     const folder = makeFolder({ plain: true });
-    const plain = identityOf(folder.dataFile, statSync(folder.dataFile), { gzippedByBds: true });
-    expect(plain.zlib).toBe(process.versions.zlib);
-    await cache.remember(plain, pass);
-    expect(await cache.recall(plain)).toEqual(pass);
-    expect(await cache.recall({ ...plain, zlib: '1.2.0-other' })).toBeUndefined();
+    const plain = stampOf(folder.dataFile, statSync(folder.dataFile));
+    expect(zlibFor(true)).toBe(process.versions.zlib);
+    await cache.remember(plain, zlibFor(true), pass);
+    expect(await cache.recall(plain, zlibFor(true))).toEqual(pass);
+    expect(await cache.recall(plain, '1.2.0-other')).toBeUndefined();
 
     const gz = makeFolder();
-    const asIs = identityOf(gz.dataFile, statSync(gz.dataFile), { gzippedByBds: false });
-    expect(asIs.zlib).toBeNull();
-    await cache.remember(asIs, pass);
-    expect(await cache.recall(asIs)).toEqual(pass);
+    const asIs = stampOf(gz.dataFile, statSync(gz.dataFile));
+    expect(zlibFor(false)).toBeNull();
+    await cache.remember(asIs, zlibFor(false), pass);
+    expect(await cache.recall(asIs, zlibFor(false))).toEqual(pass);
     // What a check of each remembers: zlib's version for the plain .jsonl only.
     const home = tempDir();
     const env = { HOME: home };

@@ -10,7 +10,7 @@ import { canonicalApi } from '../src/core/api/url-rules.js';
 import { InterruptedError } from '../src/core/errors.js';
 import { stateDir } from '../src/core/settings/dirs.js';
 import type { Sandbox } from '../src/sandbox/emulator.js';
-import { count, deliverTo, expectOneReceived, makeFolder, newSource, REPORT, RECORDS_SCHEMA, run, sandbox, sandboxEnv, statuses, tempDir, type Folder } from './helpers.js';
+import { count, deliverTo, expectOneReceived, makeFolder, newSource, REPORT, RECORDS_SCHEMA, run, sandbox, sandboxEnv, statuses, tempDir, type Folder, until } from './helpers.js';
 
 const PERIOD = '2024-05';
 
@@ -24,7 +24,7 @@ async function interruptedDuringUpload(box: Sandbox, folder: Folder, home: strin
   box.faults.add({ route: 'upload', hang: true });
   const controller = new AbortController();
   const running = deliverTo(box, folder, { home, signal: controller.signal });
-  while (count(box, 'upload') === 0) await new Promise((r) => setTimeout(r, 10));
+  await until(() => count(box, 'upload') > 0, 'the upload request');
   controller.abort(new InterruptedError('SIGINT'));
   expect((await running).code).toBe(130);
 }
@@ -422,7 +422,7 @@ describe('8. two bds processes at once', () => {
     // The first holds the lock while the storage host takes its time; the second starts meanwhile.
     box.faults.add({ route: 'upload', delayMs: 1500 });
     const first = deliverTo(box, folder, { home, pid: 1001, http: { idleTimeoutMs: 5_000, headersTimeoutMs: 5_000 } });
-    while (count(box, 'upload') === 0) await new Promise((r) => setTimeout(r, 10));
+    await until(() => count(box, 'upload') > 0, 'the upload request');
     const second = await deliverTo(box, folder, {
       home,
       pid: 1002,

@@ -5,7 +5,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InterruptedError } from '../src/core/errors.js';
-import { count, makeFolder, newSource, run, sandbox, sandboxEnv, spawnCli, tempDir } from './helpers.js';
+import { count, makeFolder, newSource, run, sandbox, sandboxEnv, spawnCli, tempDir, until } from './helpers.js';
 
 /** A signal already aborted as Ctrl-C aborts it: `bds sandbox` prints its banner, then stops at once. */
 function ctrlC(): AbortSignal {
@@ -20,14 +20,6 @@ const hasIpv6Loopback = await new Promise<boolean>((resolve) => {
   server.once('error', () => resolve(false));
   server.listen(0, '::1', () => server.close(() => resolve(true)));
 });
-
-async function until(condition: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 describe('bds sandbox', () => {
   it('listening on 0.0.0.0 advertises 127.0.0.1, in its export line and in its upload URLs', async () => {

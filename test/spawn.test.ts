@@ -6,7 +6,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { packageVersion } from '../src/core/version.js';
-import { BIN, makeFolder, newSource, ROOT, sandbox, sandboxEnv, spawnCli, tempDir } from './helpers.js';
+import { BIN, makeFolder, newSource, ROOT, sandbox, sandboxEnv, spawnCli, tempDir, until } from './helpers.js';
 
 describe('bin/bds.js', () => {
   it('--version and --help', async () => {
@@ -61,7 +61,7 @@ describe('bin/bds.js', () => {
     let child: import('node:child_process').ChildProcess | undefined;
     const running = spawnCli(['sandbox', '--port', '0'], { onSpawn: (c) => (child = c) });
     child!.stdout!.on('data', (d: Buffer) => (sandboxOut += d.toString()));
-    while (!/Stop it with Ctrl-C/.test(sandboxOut)) await new Promise((r) => setTimeout(r, 20));
+    await until(() => /Stop it with Ctrl-C/.test(sandboxOut), "the sandbox's banner");
     const exported = /export (BDS_BASE_URL=\S+ BDS_API_KEY=\S+ BDS_SOURCE_ID=\S+)/.exec(sandboxOut)![1]!;
     const env = Object.fromEntries(exported.split(' ').map((pair) => pair.split('=') as [string, string]));
     const command = /^ {2}bds (deliver .*)$/m.exec(sandboxOut)![1]!.split(' ');

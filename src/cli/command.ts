@@ -1,9 +1,23 @@
 // What a command module defines, as gh's NewCmdX and firebase's `new Command(...)` do: its name, arguments and
-// options, a run function that returns data, and a print function that shows that data. main.ts turns the
-// list of these into the commander program; a command module loads the core only inside run().
+// options, a run function that calls the core and returns its data, and a print function that shows that data.
+// main.ts turns the list of these into the commander program; a command module loads the core only inside run().
 
-import type { Option } from 'commander';
-import type { Factory } from './factory.js';
+import type { Command, Option } from 'commander';
+import type { Operation } from '../core/operation.js';
+import type { IO } from './output/io.js';
+
+/** Options every command takes (and --source, which several do). */
+export interface CommonOptions {
+  json?: boolean;
+  quiet?: boolean;
+  verbose?: boolean;
+  /** false with --no-color */
+  color?: boolean;
+  baseUrl?: string;
+  config?: string;
+  profile?: string;
+  source?: string;
+}
 
 export interface ArgumentSpec {
   /** As commander writes it: `<dir>`, `<dir...>`. */
@@ -18,14 +32,16 @@ export interface CommandSpec<Options = object, Data = unknown> {
   description: string;
   arguments?: ArgumentSpec[];
   options?: Option[];
-  /** Does the work; `args` are the positional arguments (a variadic one as an array). */
-  run(factory: Factory, options: Options, args: Array<string | string[]>): Promise<Data>;
+  /**
+   * Does the work through the core; `op` is what the call carries (its events print notices until the command
+   * gives it a view of its own with op.with), `args` the positional arguments (a variadic one as an array).
+   */
+  run(op: Operation, io: IO, options: Options, args: Array<string | string[]>, program: Command): Promise<Data>;
   /** Shows the result: JSON with --json, else text (io.result decides); may return a non-zero exit code. */
-  print(factory: Factory, data: Data, options: Options): number | void;
+  print(io: IO, data: Data, options: Options, op: Operation): number | void;
 }
 
 /** Lets a list hold commands of different option and data types. */
 export function defineCommand<Options, Data>(spec: CommandSpec<Options, Data>): CommandSpec<any, any> {
   return spec;
 }
-

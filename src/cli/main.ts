@@ -3,9 +3,9 @@
 // so that --help and --version stay quick.
 
 import { Argument, Command, CommanderError, Option } from 'commander';
-import { BdsError, EXIT_CODES, InterruptedError, toBdsError } from '../core/errors.js';
+import { EXIT_CODES } from '../core/errors.js';
 import { packageVersion } from '../core/version.js';
-import type { CommandSpec } from './command.js';
+import type { CommandSpec, CommonOptions } from './command.js';
 import checkCommand from './commands/check.js';
 import completionCommand from './commands/completion.js';
 import deliverCommand from './commands/deliver.js';
@@ -13,11 +13,9 @@ import listCommand from './commands/list.js';
 import registerSourceCommand from './commands/register-source.js';
 import sandboxCommand from './commands/sandbox.js';
 import whoamiCommand from './commands/whoami.js';
-import type { Context } from './context.js';
-// Type only: the factory (and with it chalk and the output code) loads when a command runs, not for --help.
-import type { CommonOptions, Factory } from './factory.js';
 import { errorDocument } from './output/format.js';
 import { githubAnnotation, inGithubActions } from './output/github.js';
+import type { CliRuntime } from './runtime.js';
 
 /** In the order `bds --help` lists them. */
 const COMMANDS: CommandSpec[] = [
@@ -58,35 +56,26 @@ Exit codes:
 `;
 
 /** Runs bds with the user's arguments (argv without node and the script) and returns the exit code. */
-export async function main(argv: string[], ctx: Context): Promise<number> {
-  let factory: Factory | undefined;
-  let running: CommandSpec | undefined;
+export async function main(argv: string[], runtime: CliRuntime): Promise<number> {
   let exitCode: number = EXIT_CODES.ok;
-  const program = buildProgram(ctx, async (spec, options, args, command) => {
-    const { Factory } = await import('./factory.js');
-    running = spec;
-    factory = new Factory(ctx, options, command.parent ?? command);
-    try {
-      exitCode = spec.print(factory, await spec.run(factory, options, args), options) ?? EXIT_CODES.ok;
-    } finally {
-      factory.close();
-    }
+  const program = buildProgram(runtime, async (spec, options, args, command) => {
+    const { runCommand } = await import('./run-command.js');
+    exitCode = await runCommand(spec, runtime, options, args, command.parent ?? command);
   });
   try {
     await program.parseAsync(helpOfUnknownAsUnknown(argv, program), { from: 'user' });
     return exitCode;
   } catch (error) {
-    exitCode = exitCodeOf(error);
     if (error instanceof CommanderError) {
+      exitCode = error.exitCode === 0 ? EXIT_CODES.ok : EXIT_CODES.usage;
       // Scripts parsing stdout get one JSON document on a usage error too (commander printed the line).
       if (exitCode !== EXIT_CODES.ok && argv.includes('--json')) {
-        ctx.stdout.write(errorDocument(withoutPrefix(error.message), 'see bds --help', exitCode));
+        runtime.stdout.write(errorDocument(withoutPrefix(error.message), 'see bds --help', exitCode));
       }
       return exitCode;
     }
-    const { Factory } = await import('./factory.js');
-    renderError(factory ?? new Factory(ctx, {}, program), failure(error, running), exitCode);
-    return exitCode;
+    const { reportFailure } = await import('./run-command.js');
+    return reportFailure(runtime, error);
   }
 }
 
@@ -101,29 +90,6 @@ function helpOfUnknownAsUnknown(argv: string[], program: Command): string[] {
   return program.commands.some((command) => command.name() === name) ? argv : [name, ...rest];
 }
 
-export function exitCodeOf(error: unknown): number {
-  if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT_CODES.ok : EXIT_CODES.usage;
-  if (error instanceof BdsError) return error.exitCode;
-  return EXIT_CODES.internal;
-}
-
-/** What to report: a bug is wrapped as one; an interrupted delivery says that a re-run resumes it. */
-function failure(error: unknown, running: CommandSpec | undefined): unknown {
-  if (error instanceof InterruptedError && running === deliverCommand) {
-    return new InterruptedError(error.reason, 'run the same command again to resume this delivery');
-  }
-  return toBdsError(error);
-}
-
-/** An error: one line (and a hint), a stack trace only with --verbose; with --json also a JSON object on stdout. */
-function renderError({ io }: Factory, error: unknown, exitCode: number): void {
-  const message = error instanceof Error ? error.message : String(error);
-  const hint = error instanceof BdsError ? error.hint : undefined;
-  io.error(message, hint, error instanceof Error ? error.stack : undefined);
-  // One JSON document per run: a command that already printed its result (the sandbox's banner) adds none.
-  if (io.flags.json && !io.printedResult) io.writeOut(errorDocument(message, hint, exitCode));
-}
-
 /** commander's messages start with "error: "; bds's start with "bds: ". */
 function withoutPrefix(message: string): string {
   return message.replace(/^error: /, '');
@@ -131,7 +97,7 @@ function withoutPrefix(message: string): string {
 
 type Runner = (spec: CommandSpec, options: CommonOptions, args: Array<string | string[]>, command: Command) => Promise<void>;
 
-export function buildProgram(ctx: Context, runner: Runner): Command {
+export function buildProgram(runtime: CliRuntime, runner: Runner): Command {
   const program = new Command('bds')
     .description('Deliver scrubbed datasets to the Batch Delivery Service.')
     .version(packageVersion(), '-V, --version', 'print the version')
@@ -140,13 +106,13 @@ export function buildProgram(ctx: Context, runner: Runner): Command {
     .showSuggestionAfterError()
     .exitOverride()
     .configureOutput({
-      writeOut: (text) => ctx.stdout.write(text),
-      writeErr: (text) => ctx.stderr.write(text),
+      writeOut: (text) => runtime.stdout.write(text),
+      writeErr: (text) => runtime.stderr.write(text),
       // commander's "error: ..." becomes bds's one-line form, with a pointer to help.
       outputError: (text, write) => {
         const message = withoutPrefix(text).trimEnd();
         write(`bds: ${message}\nhint: see bds --help\n`);
-        if (inGithubActions(ctx.env)) write(githubAnnotation(message));
+        if (inGithubActions(runtime.env)) write(githubAnnotation(message));
       },
     });
 

@@ -1,38 +1,123 @@
-// What every use case (deliver, check, whoami, ...) runs with: the machine, the settings and API access, where
-// its events go, and the signal that stops it. The CLI builds one per command, the library one per call.
+// What one call of the core (deliver, check, whoami, ...) carries: the machine it runs on (the Runtime), the
+// settings it resolves once (flags > environment > config file), API access checked before anything is sent,
+// where its events go, and the signal that stops it. The CLI makes one per command, the library one per call.
 
+import { randomUUID } from 'node:crypto';
 import os from 'node:os';
-import type { RetryNotice } from './api/retry.js';
-import type { ClientHooks, Connection } from './connection.js';
+import { ApiClient } from './api/client.js';
+import { HttpClient } from './api/http.js';
+import { canonicalApi } from './api/url-rules.js';
 import type { EventListener, Subject } from './delivery/events.js';
 import type { Runtime } from './runtime.js';
+import { requireApiKey, requireBaseUrl, resolveSettings, type ApiKey, type Settings, type SettingsFlags } from './settings/settings.js';
+import { clientHeader } from './version.js';
 
-export interface Operation {
-  runtime: Runtime;
-  connection: Connection;
+export interface ApiAccess {
+  key: ApiKey;
+  baseUrl: URL;
+  /** The base URL in canonical form: what delivery records and locks are keyed by. */
+  api: string;
+  settings: Settings;
+}
+
+export interface OperationOptions {
   /** Stops the operation: Ctrl-C in the CLI, the caller's AbortSignal in the library. */
   signal: AbortSignal;
-  onEvent: EventListener;
+  onEvent?: EventListener | undefined;
   /** One line per HTTP exchange, already redacted (--verbose). */
   log?: ((line: string) => void) | undefined;
+  /** Sees every event as well, whatever listener a derived operation has (the benchmark times phases with it). */
+  observe?: EventListener | undefined;
+  /** Told the key as soon as the settings name one, so that whatever prints can hide it. */
+  onSecret?: ((secret: string) => void) | undefined;
 }
 
-/** Where a gzipped copy of a plain .jsonl goes. */
-export function tempDir(runtime: Runtime): string {
-  return runtime.env.TMPDIR || os.tmpdir();
+/** What operations derived from one another share: the settings are resolved once. */
+interface Resolved {
+  settings?: Promise<Settings>;
+  access?: ApiAccess;
 }
 
-/** The settings' warnings, as events: said once, by the operation that resolved them. */
-export async function announceSettings(op: Operation): Promise<void> {
-  for (const message of (await op.connection.settings()).warnings) op.onEvent({ type: 'notice', code: 'warning', message });
-}
+export class Operation {
+  readonly signal: AbortSignal;
+  readonly onEvent: EventListener;
+  readonly log: ((line: string) => void) | undefined;
 
-/** Hooks for an API client: its retries become notices about `subject` (a delivery's period and product). */
-export function clientHooks(op: Operation, signal: AbortSignal, subject: Partial<Subject> = {}): ClientHooks {
-  return {
-    signal,
-    log: op.log,
-    onRetry: ({ request, attempt, maxAttempts, delayMs, reason }: RetryNotice) =>
-      op.onEvent({ type: 'notice', code: 'retry', ...subject, method: request.method, url: request.url, attempt, maxAttempts, delayMs, reason }),
-  };
+  constructor(
+    readonly runtime: Runtime,
+    private readonly flags: SettingsFlags,
+    private readonly options: OperationOptions,
+    private readonly resolved: Resolved = {},
+  ) {
+    this.signal = options.signal;
+    const { onEvent = () => {}, observe } = options;
+    this.onEvent = observe
+      ? (event) => {
+          observe(event);
+          onEvent(event);
+        }
+      : onEvent;
+    this.log = options.log;
+  }
+
+  /** The same operation (settings, signal) with another listener or log: a month of several, say. */
+  with(changes: Pick<OperationOptions, 'onEvent' | 'log'>): Operation {
+    return new Operation(this.runtime, this.flags, { ...this.options, ...changes }, this.resolved);
+  }
+
+  /** Settings from flags, environment and config file, resolved once. */
+  settings(): Promise<Settings> {
+    this.resolved.settings ??= resolveSettings(this.flags, this.runtime).then((settings) => {
+      if (settings.apiKey) this.options.onSecret?.(settings.apiKey.value);
+      return settings;
+    });
+    return this.resolved.settings;
+  }
+
+  /** The settings' warnings, as events: said once, by the use case that resolved them. */
+  async announceSettings(): Promise<void> {
+    for (const message of (await this.settings()).warnings) this.onEvent({ type: 'notice', code: 'warning', message });
+  }
+
+  /** The key and base URL, after their checks (nothing is sent before). */
+  async apiAccess(): Promise<ApiAccess> {
+    if (!this.resolved.access) {
+      const settings = await this.settings();
+      const baseUrl = requireBaseUrl(settings);
+      const key = requireApiKey(settings);
+      this.resolved.access = { key, baseUrl, api: canonicalApi(baseUrl), settings };
+    }
+    return this.resolved.access;
+  }
+
+  /** A new API client whose retries become notices about `subject` (a delivery's period and product); the caller closes it. */
+  async client(subject: Partial<Subject> = {}): Promise<ApiClient> {
+    const { key, baseUrl } = await this.apiAccess();
+    const { runtime } = this;
+    return new ApiClient(
+      new HttpClient({
+        baseUrl,
+        apiKey: key.key,
+        clientHeader: clientHeader(runtime.hostname),
+        env: runtime.env,
+        ...(runtime.http ? { tuning: runtime.http } : {}),
+        sleep: runtime.sleep,
+        random: runtime.random,
+        now: () => runtime.now().getTime(),
+        signal: this.signal,
+        log: this.log,
+        onRetry: ({ request, attempt, maxAttempts, delayMs, reason }) =>
+          this.onEvent({ type: 'notice', code: 'retry', ...subject, method: request.method, url: request.url, attempt, maxAttempts, delayMs, reason }),
+      }),
+    );
+  }
+
+  newIdempotencyKey(): string {
+    return randomUUID();
+  }
+
+  /** Where a gzipped copy of a plain .jsonl goes. */
+  tempDir(): string {
+    return this.runtime.env.TMPDIR || os.tmpdir();
+  }
 }

@@ -3,8 +3,8 @@
 
 import type { BatchListEntry, BatchStatus, MeResponse, Product, Source } from './api/types.js';
 import { UsageError } from './errors.js';
-import { checkPeriodForm } from './delivery/period.js';
-import { announceSettings, clientHooks, type Operation } from './operation.js';
+import { checkPeriodForm } from './preflight/period.js';
+import type { Operation } from './operation.js';
 import { requireSource } from './settings/settings.js';
 import type { ApiClient } from './api/client.js';
 
@@ -12,8 +12,8 @@ import type { ApiClient } from './api/client.js';
 export type WhoamiResult = MeResponse & { baseUrl: string; keySource: string; profile: string | null };
 
 export async function whoami(op: Operation): Promise<WhoamiResult> {
-  await announceSettings(op);
-  const { key, baseUrl, settings } = await op.connection.apiAccess();
+  await op.announceSettings();
+  const { key, baseUrl, settings } = await op.apiAccess();
   const me = await withClient(op, (api) => api.me(op.signal));
   if (me.key.mode !== key.mode) {
     op.onEvent({
@@ -37,8 +37,8 @@ export interface ListOptions {
 /** The source's batches, newest first; the filters other than the source apply here, on the client. */
 export async function listBatches(options: ListOptions, op: Operation): Promise<{ batches: BatchListEntry[] }> {
   if (options.period !== undefined) checkPeriodForm(options.period);
-  await announceSettings(op);
-  const sourceId = requireSource(await op.connection.settings());
+  await op.announceSettings();
+  const sourceId = requireSource(await op.settings());
   const batches = await withClient(op, (api) => api.listBatches(sourceId, op.signal));
   return {
     batches: batches.filter(
@@ -58,13 +58,13 @@ export interface RegisterSourceOptions {
 export async function registerSource(options: RegisterSourceOptions, op: Operation): Promise<Source> {
   const name = options.name?.trim();
   if (!name) throw new UsageError('missing --name <name> (what the portal shows for this source)');
-  await announceSettings(op);
+  await op.announceSettings();
   const request = { name, ...(options.description === undefined ? {} : { description: options.description }) };
-  return withClient(op, (api) => api.createSource(request, op.connection.newIdempotencyKey(), op.signal));
+  return withClient(op, (api) => api.createSource(request, op.newIdempotencyKey(), op.signal));
 }
 
 async function withClient<T>(op: Operation, call: (api: ApiClient) => Promise<T>): Promise<T> {
-  const api = await op.connection.client(clientHooks(op, op.signal));
+  const api = await op.client();
   try {
     return await call(api);
   } finally {

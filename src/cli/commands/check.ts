@@ -1,92 +1,61 @@
 // bds check: the pre-flight of deliver alone, offline, with a preview of what the portal will show reviewers.
-// Several folders are checked one after the other, one result each; exit 2 if any fails.
+// Several folders are checked one after the other (the library's checkMany), one result each; exit 2 if any fails.
 
 import path from 'node:path';
-import type { CheckResult } from '../../core/delivery/check.js';
+import type { CheckFailure, CheckManyResult, CheckResult } from '../../core/delivery/check.js';
 import type { DeliveryEvent } from '../../core/delivery/events.js';
-import { BdsError, EXIT_CODES } from '../../core/errors.js';
+import { EXIT_CODES } from '../../core/errors.js';
 import { defineCommand } from '../command.js';
-import type { Factory } from '../factory.js';
+import type { IO } from '../output/io.js';
 import { formatBytes } from '../output/format.js';
 import { renderTable } from '../output/table.js';
-import { noticeText, schemaChangeText } from '../output/words.js';
+import { schemaChangeText } from '../output/words.js';
 
 import { folderOf, folderOptions, refuseOneFolderFlags, type FolderFlags } from './folder-options.js';
 
-/** A folder that failed its check, as `--json` shows it among several. */
-interface CheckFailure {
-  ok: false;
-  dir: string;
-  error: { message: string; hint: string | null; exit_code: number };
-}
+/** The folders as the user named them, and the library's result: one folder's, or several folders'. */
+type Checked = { dirs: string[]; result: CheckResult | CheckManyResult };
 
-/** `dir` is the folder as the user named it. */
-type Checked = { dir: string; result: CheckResult | CheckFailure };
-
-export default defineCommand<FolderFlags, Checked[]>({
+export default defineCommand<FolderFlags, Checked>({
   name: 'check',
   description: 'check folders as deliver would, offline, and preview what reviewers will see',
   arguments: [{ syntax: '<dir...>', description: 'one or more folders written by the scrubber' }],
   options: folderOptions("compare the schema with this source's deliveries only (BDS_SOURCE_ID)"),
-  async run(factory, flags, [dirs]) {
+  async run(op, io, flags, [dirs]) {
     const folders = Array.isArray(dirs) ? dirs : [String(dirs)];
     refuseOneFolderFlags(folders, flags, 'check');
-    const [{ check }, { samePeriodError }, { DeliveryView }] = await Promise.all([
+    const [{ check, checkMany }, { DeliveryView }] = await Promise.all([
       import('../../core/delivery/check.js'),
-      import('../../core/delivery/backfill.js'),
       import('../output/delivery-view.js'),
     ]);
-    // Settings warnings come with every folder's check: say each once.
-    const said = new Set<string>();
-    const checked: Checked[] = [];
-    const seen = new Map<string, string>();
-    for (const dir of folders) {
-      const view = new DeliveryView(factory.io, dir, factory.ctx.now);
-      const onEvent = (event: DeliveryEvent): void => {
-        if (event.type === 'notice') {
-          // The preview lists the schema changes with the folder they belong to.
-          if (event.code === 'schema_changes') return;
-          const { text } = noticeText(event);
-          if (said.has(text)) return;
-          said.add(text);
-        }
-        view.onEvent(event);
-      };
-      try {
-        const result = await check(folderOf(dir, flags), await factory.operation(onEvent));
-        // deliver refuses two folders for one month and product: so does its check.
-        const key = `${result.period} ${result.product}`;
-        const other = result.period ? seen.get(key) : undefined;
-        if (other !== undefined) throw samePeriodError(key, other);
-        seen.set(key, dir);
-        checked.push({ dir, result });
-      } catch (error) {
-        // One folder: its error is the command's. Several: each failure is said as deliver would say it, and
-        // becomes that folder's result; the others are still checked.
-        if (folders.length === 1 || !(error instanceof BdsError) || error.exitCode !== EXIT_CODES.usage) throw error;
-        factory.io.error(error.message, error.hint, error.stack);
-        const failure = { message: error.message, hint: error.hint ?? null, exit_code: error.exitCode };
-        checked.push({ dir, result: { ok: false, dir: path.resolve(factory.ctx.cwd, dir), error: failure } });
-      }
-    }
-    return checked;
+    const view = new DeliveryView(io, op.runtime.now);
+    // The preview lists the schema changes with the folder they belong to.
+    const checking = op.with({ onEvent: (event: DeliveryEvent) => (event.type === 'notice' && event.code === 'schema_changes' ? undefined : view.onEvent(event)) });
+    const result =
+      folders.length === 1
+        ? await check(folderOf(folders[0]!, flags), checking)
+        : await checkMany({ dirs: folders, product: flags.product, sourceId: flags.source }, checking);
+    return { dirs: folders, result };
   },
-  print(factory, checked) {
-    const { io } = factory;
-    const ready = checked.filter(({ result }) => result.ok).length;
-    const json = checked.length === 1 ? checked[0]!.result : { checks: checked.map(({ result }) => result) };
-    io.result(json, () =>
+  print(io, { dirs, result }) {
+    const checks = 'checks' in result ? result.checks : [result];
+    const ready = checks.filter((check) => check.ok).length;
+    io.result(result, () =>
       [
-        ...checked.map(({ dir, result }) => (result.ok ? preview(factory, dir, result) : `${io.out.red('✖')} ${dir}: ${result.error.message}`)),
-        ...(checked.length > 1 ? [`${ready} of ${checked.length} folders are ready to deliver.`] : []),
+        ...checks.map((check, i) => (check.ok ? preview(io, dirs[i]!, check) : failureLine(io, dirs[i]!, check))),
+        ...(checks.length > 1 ? [`${ready} of ${checks.length} folders are ready to deliver.`] : []),
       ].join('\n\n'),
     );
-    return ready < checked.length ? EXIT_CODES.usage : undefined;
+    return ready < checks.length ? EXIT_CODES.usage : undefined;
   },
 });
 
+function failureLine(io: IO, dir: string, failure: CheckFailure): string {
+  return `${io.out.red('✖')} ${dir}: ${failure.error.message}`;
+}
+
 /** What the portal will show reviewers, and what deliver will send, for a person to read at a glance. */
-function preview({ io }: Factory, dir: string, result: CheckResult): string {
+function preview(io: IO, dir: string, result: CheckResult): string {
   const warnings = [
     ...result.warnings,
     ...(result.schema_changes

@@ -3,7 +3,7 @@
 import type { Command } from 'commander';
 import { UsageError } from '../../core/errors.js';
 import { defineCommand } from '../command.js';
-import type { CommonOptions } from '../factory.js';
+import type { CommonOptions } from '../command.js';
 
 const SHELLS = ['bash', 'zsh', 'fish'];
 
@@ -11,10 +11,10 @@ export default defineCommand<CommonOptions, { shell: string; script: string }>({
   name: 'completion',
   description: 'print a shell completion script (bash, zsh or fish)',
   arguments: [{ syntax: '<shell>', description: 'bash, zsh or fish', choices: SHELLS }],
-  async run(factory, _flags, [shell]) {
-    return { shell: String(shell), script: completionScript(factory.program, String(shell)) };
+  async run(_op, _io, _flags, [shell], program) {
+    return { shell: String(shell), script: completionScript(program, String(shell)) };
   },
-  print({ io }, { shell, script }) {
+  print(io, { shell, script }) {
     io.result({ shell, script }, () => script);
   },
 });

@@ -3,12 +3,14 @@
 // view of the months running, then a table with one row per month.
 
 import { Option } from 'commander';
-import type { DeliverManyResult, MonthResult } from '../../core/delivery/backfill.js';
+import type { DeliverManyResult, MonthResult } from '../../core/delivery/deliver-many.js';
 import { checkJobs, JOBS } from '../../core/delivery/jobs.js';
 import type { DeliverResult, DeliverySummary, DryRunResult } from '../../core/delivery/deliver.js';
 import { EXIT_CODES, InterruptedError } from '../../core/errors.js';
 import { defineCommand } from '../command.js';
-import type { Factory } from '../factory.js';
+import type { Operation } from '../../core/operation.js';
+import type { IO } from '../output/io.js';
+import { deliveredText } from '../output/words.js';
 import { formatBytes, formatDuration } from '../output/format.js';
 import { appendStepSummary, inGithubActions } from '../output/github.js';
 import { renderTable } from '../output/table.js';
@@ -42,17 +44,17 @@ export default defineCommand<DeliverFlags, Outcome>({
     new Option('--skip-delivered', 'count a delivered batch of this period as delivered, whatever file it came from (CI)'),
     new Option('--jobs <n>', `several folders: how many months run at once, ${JOBS.min} to ${JOBS.max} (default ${JOBS.default})`),
   ],
-  async run(factory, flags, [dirs]) {
+  async run(op, io, flags, [dirs]) {
     const folders = Array.isArray(dirs) ? dirs : [String(dirs)];
     const jobs = parseJobs(flags.jobs);
-    if (folders.length > 1) return deliverSeveral(factory, flags, folders, jobs);
+    if (folders.length > 1) return deliverSeveral(op, io, flags, folders, jobs);
     const dir = folders[0]!;
-    const started = factory.ctx.now().getTime();
+    const started = op.runtime.now().getTime();
     const [{ deliverFolder }, { DeliveryView }] = await Promise.all([
       import('../../core/delivery/deliver.js'),
       import('../output/delivery-view.js'),
     ]);
-    const view = new DeliveryView(factory.io, String(dir), factory.ctx.now);
+    const view = new DeliveryView(io, op.runtime.now);
     const result = await deliverFolder(
       {
         ...folderOf(String(dir), flags),
@@ -60,15 +62,15 @@ export default defineCommand<DeliverFlags, Outcome>({
         force: flags.force,
         skipDelivered: flags.skipDelivered,
       },
-      await factory.operation(view.onEvent),
+      op.with({ onEvent: view.onEvent }),
     );
-    return { folders: 'one', result, elapsedMs: factory.ctx.now().getTime() - started };
+    return { folders: 'one', result, elapsedMs: op.runtime.now().getTime() - started };
   },
-  print(factory, outcome) {
-    if (outcome.folders === 'several') return printSeveral(factory, outcome.result, outcome.elapsedMs);
+  print(io, outcome, _flags, op) {
+    if (outcome.folders === 'several') return printSeveral(io, op, outcome.result, outcome.elapsedMs);
     const { result, elapsedMs } = outcome;
-    if ('dry_run' in result) printDryRun(factory, result);
-    else printDelivery(factory, result, elapsedMs);
+    if ('dry_run' in result) printDryRun(io, result);
+    else printDelivery(io, op, result, elapsedMs);
   },
 });
 
@@ -77,36 +79,36 @@ function parseJobs(jobs: string | undefined): number | undefined {
   return jobs === undefined ? undefined : checkJobs(/^\d+$/.test(jobs) ? Number(jobs) : Number.NaN, jobs);
 }
 
-async function deliverSeveral(factory: Factory, flags: DeliverFlags, dirs: string[], jobs: number | undefined): Promise<Outcome> {
+async function deliverSeveral(op: Operation, io: IO, flags: DeliverFlags, dirs: string[], jobs: number | undefined): Promise<Outcome> {
   refuseOneFolderFlags(dirs, flags, 'deliver');
-  const started = factory.ctx.now().getTime();
+  const started = op.runtime.now().getTime();
   const [{ deliverFolders }, { BackfillView }] = await Promise.all([
-    import('../../core/delivery/backfill.js'),
+    import('../../core/delivery/deliver-many.js'),
     import('../output/backfill-view.js'),
   ]);
-  const view = new BackfillView(factory.io, factory.ctx.now);
+  const view = new BackfillView(io, op.runtime.now);
   try {
     const result = await deliverFolders(
       { dirs, product: flags.product, jobs, dryRun: flags.dryRun, force: flags.force, skipDelivered: flags.skipDelivered },
-      await factory.operation(view.onEvent),
+      op.with({ onEvent: view.onEvent }),
     );
-    return { folders: 'several', result, elapsedMs: factory.ctx.now().getTime() - started };
+    return { folders: 'several', result, elapsedMs: op.runtime.now().getTime() - started };
   } finally {
     view.close();
   }
 }
 
 /** One row per month, oldest first; the exit code is the first failed month's (an interruption's if stopped). */
-function printSeveral(factory: Factory, result: DeliverManyResult, elapsedMs: number): number {
-  const { io, ctx } = factory;
+function printSeveral(io: IO, op: Operation, result: DeliverManyResult, elapsedMs: number): number {
+  const { signal, runtime } = op;
   const { deliveries, exit_code } = result;
-  const interrupted = ctx.signal.aborted && ctx.signal.reason instanceof InterruptedError ? ctx.signal.reason : undefined;
-  io.result({ deliveries: deliveries.map(monthJson), exit_code }, () =>
-    io.flags.quiet ? deliveries.map(quietMonthLine).join('\n') : severalSummary(factory, deliveries, elapsedMs, interrupted !== undefined),
+  const interrupted = signal.aborted && signal.reason instanceof InterruptedError ? signal.reason : undefined;
+  io.result(result, () =>
+    io.flags.quiet ? deliveries.map(quietMonthLine).join('\n') : severalSummary(io, deliveries, elapsedMs, interrupted !== undefined),
   );
   if (interrupted) io.error(interrupted.message, 'run the same command again to finish: what was delivered is skipped, what was interrupted resumes');
-  const summaryFile = ctx.env.GITHUB_STEP_SUMMARY;
-  if (inGithubActions(ctx.env) && summaryFile) {
+  const summaryFile = runtime.env.GITHUB_STEP_SUMMARY;
+  if (inGithubActions(runtime.env) && summaryFile) {
     try {
       appendStepSummary(
         summaryFile,
@@ -126,15 +128,6 @@ function printSeveral(factory: Factory, result: DeliverManyResult, elapsedMs: nu
     }
   }
   return exit_code;
-}
-
-/** A month as `--json` shows it: the single delivery's object, with its folder and its error (or null). */
-function monthJson(month: MonthResult) {
-  const { dir, error } = month;
-  if ('dry_run' in month) return { ...dryRunJson(month), dir, error };
-  if ('skipped' in month) return { ...deliveryJson(month), dir, error };
-  const { batch, source_id, product, period, record_count, bytes, sha256 } = month;
-  return { batch, source_id, product, period, record_count, bytes, sha256, skipped: false, dir, error };
 }
 
 /** An error in the table is cut here (a refused upload names its signed URL); --json and stderr have it whole. */
@@ -164,7 +157,7 @@ function outcomeText(month: MonthResult): string {
 }
 
 function quietMonthLine(month: MonthResult): string {
-  if (!month.error && 'skipped' in month) return quietLine(month);
+  if (!month.error && !('dry_run' in month)) return quietLine(month as DeliverResult);
   if (month.error) return `failed ${month.period} ${month.product}: ${month.error.message}`;
   return `${outcomeText(month)}: ${month.period} ${month.product}`;
 }
@@ -188,7 +181,7 @@ function folders(count: number): string {
   return `${count} folder${count === 1 ? '' : 's'}`;
 }
 
-function severalSummary({ io }: Factory, deliveries: MonthResult[], elapsedMs: number, interrupted: boolean): string {
+function severalSummary(io: IO, deliveries: MonthResult[], elapsedMs: number, interrupted: boolean): string {
   const failed = deliveries.filter((month) => month.error).length;
   const rows = deliveries.map((month) => [
     month.period,
@@ -207,23 +200,9 @@ function severalSummary({ io }: Factory, deliveries: MonthResult[], elapsedMs: n
   ].join('\n');
 }
 
-/** What `--json` prints: the contract's fields, and the schema changes when there are any. */
-function common(result: DeliverySummary) {
-  const { source_id, product, period, record_count, bytes, sha256, schema_changes } = result;
-  return { source_id, product, period, record_count, bytes, sha256, ...(schema_changes ? { schema_changes } : {}) };
-}
-
-function dryRunJson(result: DryRunResult) {
-  return { dry_run: true, ...common(result), existing_batch: result.existing_batch };
-}
-
-function deliveryJson(result: DeliverResult) {
-  return { batch: { id: result.batch.id, status: result.batch.status }, ...common(result), skipped: result.skipped };
-}
-
-function printDryRun({ io }: Factory, result: DryRunResult): void {
+function printDryRun(io: IO, result: DryRunResult): void {
   const existing = result.existing_batch;
-  io.result(dryRunJson(result), () =>
+  io.result(result, () =>
     [
       'Dry run: nothing was created. bds deliver would send:',
       ...details(result),
@@ -246,13 +225,11 @@ function wouldText({ action, batch_id, status }: DryRunResult['would']): string 
   }
 }
 
-function printDelivery({ io, ctx }: Factory, result: DeliverResult, elapsedMs: number): void {
+function printDelivery(io: IO, { runtime }: Operation, result: DeliverResult, elapsedMs: number): void {
   const { batch, skipped } = result;
-  io.result(deliveryJson(result), () =>
-    io.flags.quiet ? quietLine(result) : summary(result, elapsedMs),
-  );
-  const summaryFile = ctx.env.GITHUB_STEP_SUMMARY;
-  if (!inGithubActions(ctx.env) || !summaryFile) return;
+  io.result(result, () => (io.flags.quiet ? quietLine(result) : summary(result, elapsedMs)));
+  const summaryFile = runtime.env.GITHUB_STEP_SUMMARY;
+  if (!inGithubActions(runtime.env) || !summaryFile) return;
   try {
     appendStepSummary(summaryFile, 'bds deliver', [
       ['Batch', `\`${batch.id}\``],
@@ -272,9 +249,7 @@ function printDelivery({ io, ctx }: Factory, result: DeliverResult, elapsedMs: n
 function summary(result: DeliverResult, elapsedMs: number): string {
   const { batch, skipped, resumed } = result;
   return [
-    skipped
-      ? `Already delivered as ${batch.id} (${batch.status}); nothing was sent.`
-      : `Delivered ${batch.id} (${batch.status})${resumed ? ', resuming an interrupted run' : ''}.`,
+    `${capitalized(deliveredText(batch, skipped))}${skipped ? '; nothing was sent' : resumed ? ', resuming an interrupted run' : ''}.`,
     ...details(result),
     `Took:      ${formatDuration(elapsedMs)}`,
   ].join('\n');
@@ -282,8 +257,12 @@ function summary(result: DeliverResult, elapsedMs: number): string {
 
 /** --quiet: the one line a delivery's result takes, for cron mail and scripts. */
 function quietLine({ batch, skipped, period, product, record_count, bytes }: DeliverResult): string {
-  const what = `${batch.id} (${batch.status}): ${period} ${product}`;
-  return skipped ? `already delivered as ${what}` : `delivered ${what}, ${record_count} records, ${formatBytes(bytes)}`;
+  const what = `${deliveredText(batch, skipped)}: ${period} ${product}`;
+  return skipped ? what : `${what}, ${record_count} records, ${formatBytes(bytes)}`;
+}
+
+function capitalized(text: string): string {
+  return `${text.charAt(0).toUpperCase()}${text.slice(1)}`;
 }
 
 function details(result: DeliverySummary): string[] {

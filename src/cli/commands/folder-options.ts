@@ -3,7 +3,7 @@
 import { Option } from 'commander';
 import { PRODUCTS, type Product } from '../../core/api/types.js';
 import { UsageError } from '../../core/errors.js';
-import type { CommonOptions } from '../factory.js';
+import type { CommonOptions } from '../command.js';
 
 export interface FolderFlags extends CommonOptions {
   period?: string;

@@ -4,7 +4,7 @@ import { Option } from 'commander';
 import type { ChalkInstance } from 'chalk';
 import { BATCH_STATUSES, PRODUCTS, type BatchListEntry, type BatchStatus, type Product } from '../../core/api/types.js';
 import { defineCommand } from '../command.js';
-import type { CommonOptions } from '../factory.js';
+import type { CommonOptions } from '../command.js';
 import { renderTable } from '../output/table.js';
 
 interface ListFlags extends CommonOptions {
@@ -22,11 +22,11 @@ export default defineCommand<ListFlags, { batches: BatchListEntry[] }>({
     new Option('--product <product>', 'only this product').choices(PRODUCTS),
     new Option('--status <status>', 'only this status').choices(BATCH_STATUSES),
   ],
-  async run(factory, flags) {
+  async run(op, _io, flags) {
     const { listBatches } = await import('../../core/service.js');
-    return listBatches({ period: flags.period, product: flags.product, status: flags.status }, await factory.operation());
+    return listBatches({ period: flags.period, product: flags.product, status: flags.status }, op);
   },
-  print({ io }, { batches }) {
+  print(io, { batches }) {
     io.result({ batches }, () => {
       if (batches.length === 0) {
         if (io.stdoutIsTerminal) io.notice('no batches');

@@ -3,7 +3,7 @@
 import { Option } from 'commander';
 import type { Source } from '../../core/api/types.js';
 import { defineCommand } from '../command.js';
-import type { CommonOptions } from '../factory.js';
+import type { CommonOptions } from '../command.js';
 
 interface RegisterSourceFlags extends CommonOptions {
   name?: string;
@@ -14,11 +14,11 @@ export default defineCommand<RegisterSourceFlags, Source>({
   name: 'register-source',
   description: 'register a new source and print its id',
   options: [new Option('--name <name>', 'name of the source'), new Option('--description <text>', 'what the source delivers')],
-  async run(factory, flags) {
+  async run(op, _io, flags) {
     const { registerSource } = await import('../../core/service.js');
-    return registerSource({ name: flags.name ?? '', description: flags.description }, await factory.operation());
+    return registerSource({ name: flags.name ?? '', description: flags.description }, op);
   },
-  print({ io }, source) {
+  print(io, source) {
     io.result(source, () =>
       [
         `Registered source ${source.id}${source.name ? ` (${source.name})` : ''}.`,

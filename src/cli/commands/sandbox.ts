@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Option } from 'commander';
 import { UsageError } from '../../core/errors.js';
 import { defineCommand } from '../command.js';
-import type { CommonOptions } from '../factory.js';
+import type { CommonOptions } from '../command.js';
 
 interface SandboxFlags extends CommonOptions {
   port: string;
@@ -20,10 +20,11 @@ export default defineCommand<SandboxFlags, void>({
     new Option('--host <host>', 'address to listen on').default('127.0.0.1'),
     new Option('--data-dir <path>', 'keep sources, batches and uploads in this folder'),
   ],
-  async run({ ctx, io }, flags) {
+  async run(op, io, flags) {
+    const { runtime, signal } = op;
     const port = Number(flags.port);
     if (!/^\d+$/.test(flags.port) || port > 65535) throw new UsageError(`--port ${flags.port} is not a port number (0 to 65535)`);
-    const dataDir = flags.dataDir ? path.resolve(ctx.cwd, flags.dataDir) : undefined;
+    const dataDir = flags.dataDir ? path.resolve(runtime.cwd, flags.dataDir) : undefined;
     const { startSandbox } = await import('../../sandbox/index.js');
     const sandbox = await startSandbox({ host: flags.host, port, ...(dataDir ? { dataDir } : {}) }).catch(
       (error: { code?: string; message?: string; path?: string }) => {
@@ -63,15 +64,15 @@ export default defineCommand<SandboxFlags, void>({
         ].join('\n'),
       );
       await new Promise<void>((resolve) => {
-        if (ctx.signal.aborted) return resolve();
-        ctx.signal.addEventListener('abort', () => resolve(), { once: true });
+        if (signal.aborted) return resolve();
+        signal.addEventListener('abort', () => resolve(), { once: true });
       });
       io.notice('stopping the sandbox');
     } finally {
       await sandbox.close();
     }
     // Stopped by a signal: exit 130 or 143, as for every command.
-    throw ctx.signal.reason;
+    throw signal.reason;
   },
   print() {
     // The banner is printed as soon as the sandbox listens, in run().

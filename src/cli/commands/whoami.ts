@@ -2,16 +2,16 @@
 
 import type { WhoamiResult } from '../../core/service.js';
 import { defineCommand } from '../command.js';
-import type { CommonOptions } from '../factory.js';
+import type { CommonOptions } from '../command.js';
 
 export default defineCommand<CommonOptions, WhoamiResult>({
   name: 'whoami',
   description: 'show the organization, key and settings in use',
-  async run(factory) {
+  async run(op) {
     const { whoami } = await import('../../core/service.js');
-    return whoami(await factory.operation());
+    return whoami(op);
   },
-  print({ io }, result) {
+  print(io, result) {
     if (result.key.mode === 'test') io.notice('this is a test key: its batches never become billable');
     io.result(result, () =>
       [

@@ -6,9 +6,9 @@
 import type { DeliveryEvent, StepEvent, Subject } from '../../core/delivery/events.js';
 import { InterruptedError, type BdsError } from '../../core/errors.js';
 import { formatBytes, formatDuration, formatRate } from './format.js';
-import { PROGRESS_LINE_INTERVAL_MS, type IO } from './io.js';
+import type { IO } from './io.js';
 import { progressBar, progressLine } from './progress.js';
-import { noticeText, stepText } from './words.js';
+import { deliveredText, sayNotice, stepText } from './words.js';
 
 /** The live block is redrawn this often while nothing else happens (the spinner's pace). */
 const REDRAW_INTERVAL_MS = 100;
@@ -31,7 +31,6 @@ interface Month extends Subject {
   readFraction: number;
   sentFraction: number;
   sent: number;
-  lastLogAt: number;
 }
 
 export class BackfillView {
@@ -93,7 +92,6 @@ export class BackfillView {
       readFraction: 0,
       sentFraction: 0,
       sent: 0,
-      lastLogAt: 0,
     }));
     if (!this.io.interactive) {
       this.io.notice(`delivering ${deliveries.length} folders, oldest first: ${deliveries.map((d) => label(d)).join(', ')}`);
@@ -106,7 +104,7 @@ export class BackfillView {
   private step(month: Month, event: StepEvent): void {
     month.state = 'running';
     month.transfer = undefined;
-    const text = stepText(event, month.dir);
+    const text = stepText(event);
     switch (event.step) {
       case 'checked':
         month.readFraction = 1;
@@ -114,7 +112,7 @@ export class BackfillView {
       case 'done':
         month.readFraction = 1;
         month.sentFraction = 1;
-        return this.finish(month, event.skipped ? `already delivered as ${event.batchId} (${event.status})` : `delivered ${event.batchId} (${event.status})`);
+        return this.finish(month, deliveredText({ id: event.batchId, status: event.status }, event.skipped));
       case 'checking':
         month.doing = event.subject === 'file' ? 'reading' : 'checking earlier batches';
         return this.logFor(month, text);
@@ -136,14 +134,13 @@ export class BackfillView {
     if (month.transfer?.kind !== kind) month.transfer = { kind, done, total, startedAt: now };
     month.transfer.done = done;
     month.transfer.total = total;
-    if (this.io.interactive || now - month.lastLogAt < PROGRESS_LINE_INTERVAL_MS) return;
-    month.lastLogAt = now;
+    if (this.io.interactive || !this.io.throttle.due(label(month))) return;
     this.io.notice(`${label(month)}: ${progressLine({ sent: done, total, elapsedMs: now - month.transfer.startedAt }, kind)}`);
   }
 
   /** A step's line off a terminal (on one, the live line shows it). */
   private logFor(month: Month, text: string): void {
-    month.lastLogAt = this.now().getTime();
+    this.io.throttle.wrote(label(month));
     if (!this.io.interactive) this.io.notice(`${label(month)}: ${text}`);
   }
 
@@ -167,10 +164,8 @@ export class BackfillView {
   }
 
   private notice(event: Extract<DeliveryEvent, { type: 'notice' }>): void {
-    const { warning, text } = noticeText(event);
     const about = event.period && event.product ? `${label({ period: event.period, product: event.product })}: ` : '';
-    if (warning) this.io.warn(`${about}${text}`);
-    else this.io.notice(`${about}${text}`);
+    sayNotice(this.io, event, about);
   }
 
   /** The live block, with `above` (lines that stay) written before it. */

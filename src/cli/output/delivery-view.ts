@@ -4,7 +4,7 @@
 import type { DeliveryEvent } from '../../core/delivery/events.js';
 import { formatBytes, formatDuration, formatRate } from './format.js';
 import type { IO } from './io.js';
-import { noticeText, stepText } from './words.js';
+import { sayNotice, stepText } from './words.js';
 
 export class DeliveryView {
   /** When the upload in progress began, to close it with its size, time and rate. */
@@ -13,46 +13,45 @@ export class DeliveryView {
 
   constructor(
     private readonly io: IO,
-    /** The folder as the user named it. */
-    private readonly dir: string,
     private readonly now: () => Date,
   ) {}
 
   readonly onEvent = (event: DeliveryEvent): void => {
     const { io } = this;
     switch (event.type) {
-      case 'notice': {
-        const { warning, text } = noticeText(event);
-        return warning ? io.warn(text) : io.notice(text);
-      }
+      case 'notice':
+        return sayNotice(io, event);
       case 'progress':
         return io.progress(event.sent, event.total, 'uploaded');
       case 'reading':
         return io.progress(event.read, event.total, 'read');
-      case 'queued':
       case 'ended':
-        return; // several folders only (backfill-view.ts)
+        // Several folders checked one after the other: a failed one is said as it happens; the others go on.
+        if (event.error) io.error(event.error.message, event.error.hint, event.error.stack);
+        return;
+      case 'queued':
+        return; // several deliveries only (backfill-view.ts)
       case 'step':
         break;
     }
     switch (event.step) {
       case 'checked':
-        return io.done(stepText(event, this.dir));
+        return io.done(stepText(event));
       case 'done':
         return io.done();
       case 'uploading':
         this.uploadStarted = this.now().getTime();
         this.uploadBytes = event.bytes;
-        return io.step(stepText(event, this.dir));
+        return io.step(stepText(event));
       case 'completing':
         this.closeUpload();
-        return io.step(stepText(event, this.dir));
+        return io.step(stepText(event));
       case 'creating':
         // An upload refused by the storage host is not finished: a fresh batch is being created for it.
         this.uploadStarted = undefined;
-        return io.step(stepText(event, this.dir));
+        return io.step(stepText(event));
       case 'checking':
-        return io.step(stepText(event, this.dir));
+        return io.step(stepText(event));
     }
   };
 

@@ -1,15 +1,18 @@
-// The one place that decides how bds talks: terminal or not, colour or not, spinners and bars or plain
-// timestamped lines, JSON or text. stdout carries results; stderr carries progress, notices and errors.
+// The terminal policy: the one place that decides how bds talks: terminal or not, colour or not, spinners and
+// bars or plain timestamped lines, JSON or text, and the secret filter every write goes through. stdout
+// carries results; stderr carries progress, notices and errors. The live block's drawing is live-block.ts's.
 
 import readline from 'node:readline';
 import { Chalk, type ChalkInstance } from 'chalk';
 import type { Ora } from 'ora';
 import type { Env } from '../../core/runtime.js';
-import type { OutputStream } from '../context.js';
+import type { OutputStream } from '../runtime.js';
 import { KEY_PREFIXES } from '../../core/api/types.js';
 import { timestamp } from './format.js';
 import { githubAnnotation, inGithubActions } from './github.js';
+import { LiveBlock } from './live-block.js';
 import { progressBar, progressLine, type ProgressVerb } from './progress.js';
+import { LineThrottle } from './throttle.js';
 
 export interface OutputFlags {
   json: boolean;
@@ -27,8 +30,6 @@ export interface IOOptions {
   flags: OutputFlags;
 }
 
-/** Plain progress lines come at most this often. */
-export const PROGRESS_LINE_INTERVAL_MS = 10_000;
 const SPINNER_UPDATE_INTERVAL_MS = 100;
 
 export class IO {
@@ -45,17 +46,19 @@ export class IO {
   private spinner: Ora | undefined;
   private stepText = '';
   private stepStarted = 0;
-  private lastProgress = 0;
+  private lastSpinnerUpdate = 0;
+  /** Plain progress lines, off a terminal; each thing in progress has its own pace (a month of several). */
+  readonly throttle: LineThrottle;
   private readonly secrets: string[] = [];
-  /** The live block's lines as last drawn (several deliveries at once); empty when none is on screen. */
-  private liveFrame: string[] = [];
-  /** While a line goes above the live block: stderr's text, gathered into one write. */
-  private pending: string | undefined;
+  /** Several deliveries at once, on a terminal. */
+  private readonly block: LiveBlock;
 
   constructor(options: IOOptions) {
     this.options = options;
     const { env, flags, stdout, stderr } = options;
     this.flags = flags;
+    this.throttle = new LineThrottle(options.now);
+    this.block = new LiveBlock(() => ({ columns: stderr.columns, rows: stderr.rows }));
     const colorAllowed = flags.color && !env.NO_COLOR && env.TERM !== 'dumb';
     this.stdoutIsTerminal = stdout.isTTY === true;
     this.out = new Chalk({ level: colorAllowed && stdout.isTTY ? 1 : 0 });
@@ -105,7 +108,8 @@ export class IO {
   step(text: string): void {
     this.stepText = text;
     this.stepStarted = this.options.now().getTime();
-    this.lastProgress = this.stepStarted;
+    this.lastSpinnerUpdate = this.stepStarted;
+    this.throttle.wrote();
     if (this.spinner) {
       if (this.spinner.isSpinning) this.succeed();
       this.spinner.start(text);
@@ -125,13 +129,12 @@ export class IO {
     const now = this.options.now().getTime();
     const sample = { sent: done, total, elapsedMs: now - this.stepStarted };
     if (this.spinner?.isSpinning) {
-      if (now - this.lastProgress < SPINNER_UPDATE_INTERVAL_MS && done < total) return;
-      this.lastProgress = now;
+      if (now - this.lastSpinnerUpdate < SPINNER_UPDATE_INTERVAL_MS && done < total) return;
+      this.lastSpinnerUpdate = now;
       this.spinner.text = `${this.stepText} ${progressBar(sample)}`;
       // Drawn now rather than on the spinner's next frame, so that the last update (100%) is always seen.
       this.spinner.render();
-    } else if (!this.flags.quiet && !this.spinner && now - this.lastProgress >= PROGRESS_LINE_INTERVAL_MS) {
-      this.lastProgress = now;
+    } else if (!this.flags.quiet && !this.spinner && this.throttle.due()) {
       this.line(progressLine(sample, verb));
     }
   }
@@ -139,28 +142,28 @@ export class IO {
   /** Something the user should know that is not a problem; not shown with --quiet. */
   notice(text: string): void {
     if (this.flags.quiet) return;
-    this.above(() => this.line(text));
+    this.above(this.lineText(text));
   }
 
   /** Always shown, --quiet included. */
   warn(text: string): void {
-    this.above(() => this.write(this.options.stderr, `${this.err.yellow('warning:')} ${text}\n`));
+    this.above(`${this.err.yellow('warning:')} ${text}\n`);
   }
 
   /** Only with --verbose. */
   verbose(text: string): void {
-    if (this.flags.verbose) this.above(() => this.line(text));
+    if (this.flags.verbose) this.above(this.lineText(text));
   }
 
   /** An error as bds reports one: `bds: <message>`, a hint line, the stack with --verbose, a GitHub annotation. */
   error(message: string, hint: string | undefined, stack?: string): void {
     this.failStep();
-    this.above(() => {
-      this.writeErr(`${this.err.red('bds:')} ${message}\n`);
-      if (hint) this.writeErr(`${this.err.dim(`hint: ${hint}`)}\n`);
-      if (this.flags.verbose && stack) this.writeErr(`${this.err.dim(stack)}\n`);
-      if (inGithubActions(this.options.env)) this.writeErr(githubAnnotation(message));
-    });
+    this.above(
+      `${this.err.red('bds:')} ${message}\n` +
+        (hint ? `${this.err.dim(`hint: ${hint}`)}\n` : '') +
+        (this.flags.verbose && stack ? `${this.err.dim(stack)}\n` : '') +
+        (inGithubActions(this.options.env) ? githubAnnotation(message) : ''),
+    );
   }
 
   /** A failure is about to be reported: a running spinner ends with a cross instead of a tick. */
@@ -188,53 +191,27 @@ export class IO {
     this.endLive();
   }
 
-  /**
-   * A block of lines at the bottom of the terminal, redrawn in place (interactive only): the cursor goes back
-   * to the block's first line and each line is overwritten, all in one write, so the block never flickers.
-   * Lines are cut to the terminal's width, since a wrapped line would throw the count of lines to go back.
-   * `above`: lines that stay, written where the block was, in the same write as the new block.
-   */
+  /** Draws the live block (interactive only), with `above` (lines that stay) written before it in one write. */
   live(lines: string[], above: string[] = []): void {
-    if (!this.interactive) return;
-    const width = Math.max((this.options.stderr.columns ?? 80) - 1, 1);
-    const fitted = lines.map((line) => fit(line, width));
-    // Lines that stay are not cut: they may wrap, since the block below them is what is counted.
-    const kept = above.length > 0 ? `${CLEAR_BELOW}${above.map((line) => `${line}\n`).join('')}` : '';
-    this.write(this.options.stderr, `${this.cursorToLive()}${kept}${this.frameText(fitted)}`);
-    this.liveFrame = fitted;
-  }
-
-  private frameText(lines: string[]): string {
-    return `${lines.map((line) => `${CLEAR_LINE}${line}\n`).join('')}${CLEAR_BELOW}`;
+    if (this.interactive) this.write(this.options.stderr, this.block.draw(lines, above));
   }
 
   /** The live block leaves the screen; what was printed above it stays. */
   endLive(): void {
-    if (this.liveFrame.length === 0) return;
-    this.write(this.options.stderr, `${this.cursorToLive()}${CLEAR_BELOW}`);
-    this.liveFrame = [];
+    if (this.block.shown) this.write(this.options.stderr, this.block.clear());
   }
 
-  private cursorToLive(): string {
-    return this.liveFrame.length > 0 ? `\u001b[${this.liveFrame.length}A\r` : '';
-  }
-
-  /** Writes a line to stderr without tearing a spinner or the live block: cleared, the line written, redrawn. */
-  private above(write: () => void): void {
+  /** Writes text to stderr without tearing a spinner or the live block: cleared, the text written, redrawn. */
+  private above(text: string): void {
     if (this.spinner?.isSpinning) {
       this.spinner.clear();
-      write();
+      this.write(this.options.stderr, text);
       this.spinner.render();
-    } else if (this.liveFrame.length > 0) {
-      // One write: the block cleared, the lines, the block again; a terminal never shows a half-drawn state.
-      this.pending = `${this.cursorToLive()}${CLEAR_BELOW}`;
-      write();
-      this.pending += this.frameText(this.liveFrame);
-      const text = this.pending;
-      this.pending = undefined;
-      this.options.stderr.write(text);
+    } else if (this.block.shown) {
+      // One write: a terminal never shows a half-drawn state.
+      this.write(this.options.stderr, this.block.withAbove(text));
     } else {
-      write();
+      this.write(this.options.stderr, text);
     }
   }
 
@@ -263,37 +240,17 @@ export class IO {
   private write(stream: OutputStream, text: string): void {
     let safe = text;
     for (const secret of this.secrets) safe = safe.split(secret).join(`${secret.slice(0, KEY_PREFIXES.live.length)}…(redacted)`);
-    if (this.pending !== undefined && stream === this.options.stderr) this.pending += safe;
-    else stream.write(safe);
+    stream.write(safe);
   }
 
   private line(text: string): void {
-    const prefix = this.interactive ? '' : `${timestamp(this.options.now())} `;
-    this.write(this.options.stderr, `${prefix}${text}\n`);
+    this.write(this.options.stderr, this.lineText(text));
   }
-}
 
-const CLEAR_LINE = '\u001b[2K';
-const CLEAR_BELOW = '\u001b[J';
-
-/** The text cut to `width` visible characters, ending in …; colour codes are kept, and reset after a cut. */
-function fit(text: string, width: number): string {
-  const tokens = Array.from(text.matchAll(/\u001b\[[0-9;]*m|[^\u001b]/gsu), ([token]) => token);
-  const isCode = (token: string) => token.startsWith('\u001b');
-  if (tokens.filter((token) => !isCode(token)).length <= width) return text;
-  let out = '';
-  let visible = 0;
-  for (const token of tokens) {
-    if (isCode(token)) {
-      out += token;
-    } else if (visible < width - 1) {
-      out += token;
-      visible++;
-    } else {
-      break;
-    }
+  /** A line as stderr shows it: off a terminal, it starts with a UTC timestamp. */
+  private lineText(text: string): string {
+    return `${this.interactive ? '' : `${timestamp(this.options.now())} `}${text}\n`;
   }
-  return `${out}…${text.includes('\u001b') ? '\u001b[0m' : ''}`;
 }
 
 /** CI consoles get plain lines even when they claim a terminal; CI=false or CI=0 says this is not CI. */

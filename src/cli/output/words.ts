@@ -1,16 +1,19 @@
-// Every sentence bds says about a delivery: events (src/core/delivery/events.ts) into words. The core speaks
-// in data; this is the one place that turns it into English.
+// Every sentence bds says about a delivery: events (src/core/delivery/events.ts) into words, and which notices
+// are warnings (shown even with --quiet). The core speaks in data; this is the one place that turns it into
+// English.
 
-import type { ColumnDiff, ColumnEntry } from '../../core/delivery/columns.js';
-import type { Notice, StepEvent } from '../../core/delivery/events.js';
+import type { ColumnDiff, ColumnEntry } from '../../core/preflight/columns.js';
+import type { EventListener, Notice, StepEvent } from '../../core/delivery/events.js';
+import type { BatchRef } from '../../core/api/types.js';
 import { formatBytes, formatDuration } from './format.js';
+import type { IO } from './io.js';
 
-/** The line that opens a step; `dir` is the folder as the user named it. */
-export function stepText(event: StepEvent, dir: string): string {
+/** The line that opens a step. */
+export function stepText(event: StepEvent): string {
   switch (event.step) {
     case 'checking':
       return event.subject === 'file'
-        ? `checking ${dir}`
+        ? `checking ${event.dir}`
         : `checking ${event.sourceId} for an earlier ${event.product} batch of ${event.period}`;
     case 'checked':
       return `checked ${event.dataFile}: ${event.recordCount} records, ${formatBytes(event.bytes)}, sha256 ${event.sha256}${event.fromCache ? ' (remembered from an earlier pass)' : ''}`;
@@ -25,8 +28,27 @@ export function stepText(event: StepEvent, dir: string): string {
   }
 }
 
+/** Says a notice: as a warning or not, as noticeText decides; `about` starts the line (a month of several). */
+export function sayNotice(io: IO, notice: Notice, about = ''): void {
+  const { warning, text } = noticeText(notice);
+  if (warning) io.warn(`${about}${text}`);
+  else io.notice(`${about}${text}`);
+}
+
+/** For commands without a progress view: notices and warnings, nothing else. */
+export function noticePrinter(io: IO): EventListener {
+  return (event) => {
+    if (event.type === 'notice') sayNotice(io, event);
+  };
+}
+
+/** "delivered bat_… (received)", or "already delivered as bat_… (received)" for a batch found delivered. */
+export function deliveredText(batch: BatchRef, skipped: boolean): string {
+  return `${skipped ? 'already delivered as' : 'delivered'} ${batch.id} (${batch.status})`;
+}
+
 /** A notice as a line, and whether it is a warning (shown even with --quiet). */
-export function noticeText(notice: Notice): { warning: boolean; text: string } {
+function noticeText(notice: Notice): { warning: boolean; text: string } {
   const info = (text: string) => ({ warning: false, text });
   const warning = (text: string) => ({ warning: true, text });
   switch (notice.code) {

@@ -4,8 +4,7 @@
 import type { Readable } from 'node:stream';
 import { request, type Dispatcher } from 'undici';
 import { ApiError, AuthError, BdsError, NetworkError, type RequestInfo } from '../errors.js';
-import type { Env } from '../runtime.js';
-import { Dispatchers, proxyFailure } from './proxy.js';
+import { Dispatchers, proxyFailure, type ProxyEnv } from './proxy.js';
 import { describeBody, errorCode, errorMessage, redactUrl } from './redact.js';
 import { RETRY_NETWORK_CODES, RETRY_STATUSES, Retryable, retryAfterMs, withRetries, type RetryNotice } from './retry.js';
 import { CLIENT_HEADER, REQUEST_ID_HEADER, type UploadTarget } from './types.js';
@@ -48,7 +47,7 @@ export interface HttpClientOptions {
   /** Value of X-Service-Client. */
   clientHeader: string;
   /** Proxy variables (HTTPS_PROXY, HTTP_PROXY, NO_PROXY, lower case too). */
-  env: Env;
+  env: ProxyEnv;
   tuning?: Partial<HttpTuning>;
   sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   random: () => number;

@@ -2,7 +2,8 @@
 // loopback always direct, and a proxy's refusal explained without its credentials.
 
 import { Agent, EnvHttpProxyAgent, type Dispatcher } from 'undici';
-import type { Env } from '../runtime.js';
+/** The environment's proxy variables (HTTPS_PROXY, HTTP_PROXY, NO_PROXY, lower case too), among others. */
+export type ProxyEnv = Readonly<Record<string, string | undefined>>;
 import { redactUrl } from './redact.js';
 import { isLoopback } from './url-rules.js';
 
@@ -17,7 +18,7 @@ export class Dispatchers {
   private readonly proxied: Dispatcher;
   private readonly direct: Dispatcher;
 
-  constructor(env: Env, tuning: ConnectionTuning) {
+  constructor(env: ProxyEnv, tuning: ConnectionTuning) {
     const common = {
       connect: { timeout: tuning.connectTimeoutMs },
       headersTimeout: tuning.headersTimeoutMs,
@@ -42,7 +43,7 @@ export class Dispatchers {
 }
 
 /** The proxy variables, lower case first as with curl; '' for none. */
-function proxySettings(env: Env): { httpProxy: string; httpsProxy: string; noProxy: string } {
+function proxySettings(env: ProxyEnv): { httpProxy: string; httpsProxy: string; noProxy: string } {
   const pick = (name: string): string => env[name] || env[name.toUpperCase()] || '';
   const httpProxy = pick('http_proxy');
   return { httpProxy, httpsProxy: pick('https_proxy') || httpProxy, noProxy: pick('no_proxy') };
@@ -51,7 +52,7 @@ function proxySettings(env: Env): { httpProxy: string; httpsProxy: string; noPro
 /** A proxy that refused the tunnel: named (without credentials) so that the user knows where to look. */
 export function proxyFailure(
   error: unknown,
-  env: Env,
+  env: ProxyEnv,
   target: string,
 ): { message: string; hint: string; status: number } | undefined {
   const match = /Proxy response \((\d+)\)/.exec(error instanceof Error ? error.message : '');

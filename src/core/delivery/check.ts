@@ -4,10 +4,14 @@
 
 import type { Product } from '../api/types.js';
 import { isObject } from '../checks.js';
-import { announceSettings, type Operation } from '../operation.js';
+import path from 'node:path';
+import { EXIT_CODES, toBdsError, UsageError } from '../errors.js';
+import type { Operation } from '../operation.js';
+import { failureData, type FailureData } from './failure.js';
+import { duplicateError } from './several.js';
 import { stateDir } from '../settings/dirs.js';
-import { countRoles, type ColumnEntry } from './columns.js';
-import { checkFolder, type FolderOptions } from './folder.js';
+import { countRoles, type ColumnEntry } from '../preflight/columns.js';
+import { checkFolder, type FolderCheck, type FolderOptions } from '../preflight/folder.js';
 import { compareSchema, planFolder, type SchemaChanges } from './plan.js';
 import { RecordStore } from './record-store.js';
 
@@ -35,10 +39,62 @@ export interface CheckResult {
 }
 
 export async function check(options: CheckOptions, op: Operation): Promise<CheckResult> {
+  await op.announceSettings();
+  return checkChecked(await quickCheck(options, op), options, op);
+}
+
+export interface CheckManyOptions extends Pick<CheckOptions, 'product' | 'sourceId'> {
+  /** The folders; each one's period is the YYYY-MM in its name, if any. */
+  dirs: string[];
+}
+
+/** A folder that failed its check, among several. */
+export interface CheckFailure {
+  ok: false;
+  dir: string;
+  error: FailureData;
+}
+
+/** What `bds check <dir>... --json` prints for several folders: one result per folder, in the order given. */
+export interface CheckManyResult {
+  checks: Array<CheckResult | CheckFailure>;
+}
+
+/**
+ * Several folders, one after the other: a folder that fails (its files, or the one rule for several folders)
+ * becomes a failed result, told by an 'ended' event, and the others are still checked.
+ */
+export async function checkMany(options: CheckManyOptions, op: Operation): Promise<CheckManyResult> {
+  if (options.dirs.length === 0) throw new UsageError('no folder to check');
+  await op.announceSettings();
+  const checks: CheckManyResult['checks'] = [];
+  const earlier: FolderCheck[] = [];
+  for (const dir of options.dirs) {
+    const folderOptions = { dir, product: options.product, sourceId: options.sourceId };
+    try {
+      const folder = await quickCheck(folderOptions, op);
+      const duplicate = duplicateError(folder, earlier);
+      if (duplicate) throw duplicate;
+      earlier.push(folder);
+      checks.push(await checkChecked(folder, folderOptions, op));
+      op.onEvent({ type: 'ended', dir, error: null });
+    } catch (thrown) {
+      const error = toBdsError(thrown);
+      if (error.exitCode !== EXIT_CODES.usage) throw error;
+      op.onEvent({ type: 'ended', dir, error });
+      checks.push({ ok: false, dir: path.resolve(op.runtime.cwd, dir), error: failureData(error) });
+    }
+  }
+  return { checks };
+}
+
+function quickCheck(options: CheckOptions, op: Operation): Promise<FolderCheck> {
+  return checkFolder({ ...options, cwd: op.runtime.cwd, now: op.runtime.now(), periodRequired: false });
+}
+
+async function checkChecked(folder: FolderCheck, options: CheckOptions, op: Operation): Promise<CheckResult> {
   const { runtime } = op;
-  await announceSettings(op);
-  const settings = await op.connection.settings();
-  const folder = await checkFolder({ ...options, cwd: runtime.cwd, now: runtime.now(), periodRequired: false });
+  const settings = await op.settings();
   // check sends nothing: a plain .jsonl is gzipped for its checksum only, without a copy.
   const plan = await planFolder(folder, op, { copy: false });
 

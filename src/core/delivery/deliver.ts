@@ -4,17 +4,16 @@
 // lock are released whatever happens.
 
 import type { BatchListEntry, BatchStatus, Product } from '../api/types.js';
-import type { ApiAccess } from '../connection.js';
 import { UsageError } from '../errors.js';
-import { announceSettings, clientHooks, type Operation } from '../operation.js';
+import type { ApiAccess, Operation } from '../operation.js';
 import { stateDir } from '../settings/dirs.js';
 import { requireSource } from '../settings/settings.js';
 import { Delivery } from './delivery.js';
-import { checkFolder, type FolderCheck, type FolderOptions } from './folder.js';
+import { checkFolder, type FolderCheck, type FolderOptions } from '../preflight/folder.js';
 import { takeLock } from './lock.js';
 import { compareSchema, planFolder, type SchemaBaseline, type SchemaChanges } from './plan.js';
 import { RecordStore } from './record-store.js';
-import { removeCopy } from './scan.js';
+import { removeCopy } from '../datapass/data-pass.js';
 import type { RerunDecision } from './rerun.js';
 
 export interface DeliverOptions extends FolderOptions {
@@ -81,9 +80,9 @@ export function checkChoices({ force, skipDelivered }: DeliveryChoices): void {
 
 /** Settings, source and key, checked once however many folders follow; the settings' warnings are told. */
 export async function deliveryTarget(op: Operation): Promise<DeliveryTarget> {
-  await announceSettings(op);
-  const sourceId = requireSource(await op.connection.settings());
-  const access = await op.connection.apiAccess();
+  await op.announceSettings();
+  const sourceId = requireSource(await op.settings());
+  const access = await op.apiAccess();
   if (access.key.mode === 'test') op.onEvent({ type: 'notice', code: 'test_key' });
   return { sourceId, access };
 }
@@ -110,7 +109,7 @@ export async function runDelivery(
   /** Several folders: the month before this one in the same run, to compare the schema with. */
   runEarlier?: SchemaBaseline,
 ): Promise<DeliverResult | DryRunResult> {
-  const { runtime, connection } = op;
+  const { runtime } = op;
   const subject = { period: folder.period, product: folder.product };
   const records = new RecordStore(stateDir(runtime.env, runtime.homedir));
   const delivery = { api: access.api, sourceId, ...subject };
@@ -129,7 +128,7 @@ export async function runDelivery(
     const plan = await planFolder(folder, op, { copy: true });
     try {
       const schemaChanges = compareSchema(records, plan, sourceId, op, runEarlier);
-      const client = await connection.client(clientHooks(op, op.signal, subject));
+      const client = await op.client(subject);
       try {
         const run = new Delivery({
           plan,
@@ -141,7 +140,7 @@ export async function runDelivery(
           force: options.force === true,
           skipDelivered: options.skipDelivered === true,
           records,
-          newIdempotencyKey: () => connection.newIdempotencyKey(),
+          newIdempotencyKey: () => op.newIdempotencyKey(),
           now: runtime.now,
           onEvent: op.onEvent,
           signal: op.signal,

@@ -5,18 +5,17 @@
 // delivered twice by accident.
 
 import { createHash } from 'node:crypto';
-import { statSync } from 'node:fs';
+import { statSync, type Stats } from 'node:fs';
 import { ApiError, BdsError, EXIT_CODES, NetworkError, UsageError, abortError } from '../errors.js';
 import type { ApiClient } from '../api/client.js';
 import { ERROR_CODES, type BatchListEntry, type BatchRef, type KeyMode } from '../api/types.js';
-import type { ColumnEntry } from './columns.js';
+import type { ColumnEntry } from '../preflight/columns.js';
 import type { EventListener, Notice, StepData, StepEvent } from './events.js';
 import type { DeliveryPlan } from './plan.js';
 import type { DeliveryKey, DeliveryRecord, RecordStore } from './record-store.js';
-import { openUpload } from './scan.js';
+import { openUpload } from '../datapass/data-pass.js';
+import { changeSince } from '../datapass/file-stamp.js';
 import { decideRerun, isDelivered, type RerunDecision } from './rerun.js';
-
-export type DeliveryState = 'ready' | 'checking' | 'creating' | 'uploading' | 'completing' | 'done' | 'failed' | 'aborted';
 
 export interface DeliveryOptions {
   plan: DeliveryPlan;
@@ -52,7 +51,6 @@ export class RecordNotSavedError extends BdsError {
 }
 
 export class Delivery {
-  private current: DeliveryState = 'ready';
   private readonly options: DeliveryOptions;
   private readonly key: DeliveryKey;
   private readonly controller = new AbortController();
@@ -77,9 +75,6 @@ export class Delivery {
     return record && { ...record, inputsDigest: plan.inputsDigest, columns: plan.columns };
   }
 
-  get state(): DeliveryState {
-    return this.current;
-  }
 
   /** Aborted by abort() or by the signal it was given; in-flight requests stop, the record stays saved. */
   get signal(): AbortSignal {
@@ -102,7 +97,6 @@ export class Delivery {
       this.step({ step: 'done', batchId: outcome.batch.id, status: outcome.batch.status, skipped: outcome.skipped });
       return outcome;
     } catch (error) {
-      this.current = this.signal.aborted ? 'aborted' : 'failed';
       throw this.signal.aborted ? (this.signal.reason as Error) : error;
     }
   }
@@ -138,7 +132,6 @@ export class Delivery {
   }
 
   private async periodBatches(): Promise<BatchListEntry[]> {
-    this.current = 'checking';
     this.step({ step: 'checking', subject: 'batches', sourceId: this.key.sourceId });
     return (await this.options.client.listBatches(this.key.sourceId, this.signal)).filter(
       (b) => b.period === this.key.period && b.product === this.key.product,
@@ -165,7 +158,6 @@ export class Delivery {
     const { plan, client } = this.options;
     // Saved before the request, so that a create whose answer is lost is repeated with the same key.
     this.save({ step: 'creating', idempotencyKey, batchId: undefined, upload: undefined, status: undefined });
-    this.current = 'creating';
     this.step({ step: 'creating' });
     const created = await client.createBatch(
       {
@@ -202,7 +194,6 @@ export class Delivery {
     const { plan, client } = this.options;
     const { batchId, upload } = this.requireBatch();
     const total = plan.upload.size;
-    this.current = 'uploading';
     this.step({ step: 'uploading', batchId, bytes: total });
     this.emitProgress(batchId, 0, total);
     let hash = createHash('sha256');
@@ -248,7 +239,6 @@ export class Delivery {
     const { batchId } = this.requireBatch();
     let uploadedAgain = false;
     for (;;) {
-      this.current = 'completing';
       this.step({ step: 'completing', batchId, sha256: this.key.sha256 });
       let batch: BatchRef;
       try {
@@ -301,16 +291,9 @@ export class Delivery {
 
   private assertFileUnchanged(): void {
     const { upload, dataFile } = this.options.plan;
-    const { source } = upload;
-    let now: { size: number; mtimeMs: number; ctimeMs: number };
-    try {
-      now = statSync(source.path);
-    } catch {
-      throw new UsageError(`${dataFile} disappeared during the delivery; nothing was confirmed`);
-    }
-    if (now.size !== source.size || now.mtimeMs !== source.mtimeMs) throw this.changedError('its size or modification time');
-    // Written in place with its modification time set back (a copy that keeps times, say): only ctime moves.
-    if (now.ctimeMs !== source.ctimeMs) throw this.changedError('its change time: it was rewritten in place');
+    const change = changeSince(upload.source, statOrUndefined(upload.source.path));
+    if (change === 'it disappeared') throw new UsageError(`${dataFile} disappeared during the delivery; nothing was confirmed`);
+    if (change !== undefined) throw this.changedError(change);
   }
 
   private changedError(what: string): UsageError {
@@ -380,4 +363,12 @@ function conflictError(batch: BatchListEntry, key: DeliveryKey): ApiError {
     undefined,
     { hint: 'to deliver this file as well, run again with --force (or --skip-delivered to count it as delivered)' },
   );
+}
+
+function statOrUndefined(file: string): Stats | undefined {
+  try {
+    return statSync(file);
+  } catch {
+    return undefined;
+  }
 }

@@ -3,11 +3,13 @@
 
 import type { BatchStatus, KeyMode, Product } from '../api/types.js';
 import type { BdsError } from '../errors.js';
-import type { ColumnDiff } from './columns.js';
+import type { ColumnDiff } from '../preflight/columns.js';
 
-/** The steps of one delivery, in order. */
-export const STEPS = ['checking', 'checked', 'creating', 'uploading', 'completing', 'done'] as const;
-export type Step = (typeof STEPS)[number];
+/**
+ * What a delivery is doing, as events name it (the contract's words). Where it stands between runs is its
+ * record's step (record-store.ts), which a re-run resumes from.
+ */
+export type Step = StepEvent['step'];
 
 /** Which delivery an event is about. */
 export interface Subject {
@@ -16,7 +18,7 @@ export interface Subject {
 }
 
 export type StepEvent = Subject & { type: 'step' } & (
-    | /** The one pass over the data file begins. */ { step: 'checking'; subject: 'file'; dataFile: string; bytes: number }
+    | /** The one pass over the data file begins. */ { step: 'checking'; subject: 'file'; dir: string; dataFile: string; bytes: number }
     | { step: 'checked'; dataFile: string; recordCount: number; bytes: number; sha256: string; fromCache: boolean }
     | /** The re-run check: the source's batches for this period. */ { step: 'checking'; subject: 'batches'; sourceId: string }
     | { step: 'creating' }
@@ -54,7 +56,10 @@ export type DeliveryEvent =
   | (Partial<Subject> & { type: 'notice' } & Notice)
   /** Several folders: all passed their quick checks; these deliveries follow, in this order (oldest first). */
   | { type: 'queued'; deliveries: Array<Subject & { dir: string; dataFile: string; bytes: number }> }
-  /** Several folders: this one's delivery is over, delivered (error null) or failed (the others go on). */
-  | (Subject & { type: 'ended'; error: BdsError | null });
+  /**
+   * Several folders: this one's delivery (or check) is over, done (error null) or failed (the others go on).
+   * `dir` is the folder as the caller named it; a check that failed before its product was known has no subject.
+   */
+  | (Partial<Subject> & { type: 'ended'; dir: string; error: BdsError | null });
 
 export type EventListener = (event: DeliveryEvent) => void;

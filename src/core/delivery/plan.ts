@@ -5,19 +5,19 @@
 import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import { isObject } from '../checks.js';
-import { tempDir, type Operation } from '../operation.js';
-import { diffColumns, schemaColumns, type ColumnDiff, type ColumnEntry } from './columns.js';
-import type { FolderCheck } from './folder.js';
-import { PassCache } from './pass-cache.js';
+import type { Operation } from '../operation.js';
+import { diffColumns, schemaColumns, type ColumnDiff, type ColumnEntry } from '../preflight/columns.js';
+import type { FolderCheck } from '../preflight/folder.js';
+import { PassCache } from '../datapass/cache.js';
 import type { DeliveryRecord, RecordStore } from './record-store.js';
 import { cacheDir } from '../settings/dirs.js';
-import { scanDataFile, type ScanResult } from './scan.js';
+import { passOverDataFile, type DataPass } from '../datapass/data-pass.js';
 
 export interface SchemaChanges extends ColumnDiff {
   since: { period: string; batch_id: string | null };
 }
 
-export interface DeliveryPlan extends FolderCheck, ScanResult {
+export interface DeliveryPlan extends FolderCheck, DataPass {
   inputsDigest: string;
   columns: ColumnEntry[];
 }
@@ -29,15 +29,15 @@ export interface DeliveryPlan extends FolderCheck, ScanResult {
 export async function planFolder(folder: FolderCheck, op: Operation, { copy }: { copy: boolean }): Promise<DeliveryPlan> {
   const subject = { period: folder.period, product: folder.product };
   const size = await fs.stat(folder.dataFile).then((stat) => stat.size, () => 0);
-  op.onEvent({ type: 'step', step: 'checking', subject: 'file', ...subject, dataFile: folder.dataFile, bytes: size });
-  const scan = await scanDataFile(folder.dataFile, {
-    tmpDir: tempDir(op.runtime),
+  op.onEvent({ type: 'step', step: 'checking', subject: 'file', ...subject, dir: folder.given, dataFile: folder.dataFile, bytes: size });
+  const pass = await passOverDataFile(folder.dataFile, {
+    tmpDir: op.tempDir(),
     signal: op.signal,
     onRead: (read, total) => op.onEvent({ type: 'reading', ...subject, read, total }),
     copy,
     cache: new PassCache(cacheDir(op.runtime.env, op.runtime.homedir)),
   });
-  const plan = makePlan(folder, scan);
+  const plan = makePlan(folder, pass);
   op.onEvent({
     type: 'step',
     step: 'checked',
@@ -76,10 +76,10 @@ export function compareSchema(
   return { since: { period: since.period, batch_id: since.batchId }, ...diff };
 }
 
-function makePlan(folder: FolderCheck, scan: ScanResult): DeliveryPlan {
+function makePlan(folder: FolderCheck, pass: DataPass): DeliveryPlan {
   return {
     ...folder,
-    ...scan,
+    ...pass,
     inputsDigest: createHash('sha256').update(canonicalJson({ report: folder.report, schema: folder.schema })).digest('hex'),
     columns: schemaColumns(folder.product, folder.schema),
   };

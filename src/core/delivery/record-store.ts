@@ -9,7 +9,7 @@ import path from 'node:path';
 import { errnoCode, isObject } from '../checks.js';
 import { BdsError, UsageError } from '../errors.js';
 import type { BatchStatus, KeyMode, UploadTarget } from '../api/types.js';
-import type { ColumnEntry } from './columns.js';
+import type { ColumnEntry } from '../preflight/columns.js';
 
 /** What a delivery is: the API (canonical, see canonicalApi), source, period, product. */
 export interface DeliverySubject {

@@ -19,12 +19,14 @@ import {
   type DryRunResult,
 } from './deliver.js';
 import { AlreadyDeliveredError } from './delivery.js';
-import { schemaColumns } from './columns.js';
+import { schemaColumns } from '../preflight/columns.js';
 import type { DeliveryEvent } from './events.js';
 import type { SchemaBaseline } from './plan.js';
-import { listFolder, type FolderCheck } from './folder.js';
+import { listFolder, type FolderCheck } from '../preflight/folder.js';
 import { checkJobs } from './jobs.js';
-import { periodInName } from './period.js';
+import { periodInName } from '../preflight/period.js';
+import { duplicateError } from './several.js';
+import { failureData, type FailureData } from './failure.js';
 
 
 export interface DeliverManyOptions extends DeliveryChoices {
@@ -36,13 +38,6 @@ export interface DeliverManyOptions extends DeliveryChoices {
   jobs?: number | undefined;
 }
 
-/** A failure as the results show it. */
-export interface FailureData {
-  message: string;
-  hint: string | null;
-  exit_code: number;
-}
-
 /** What a month that failed got as far as: what its pass found, the batch it created. */
 export interface FailedDelivery {
   source_id: string;
@@ -52,6 +47,9 @@ export interface FailedDelivery {
   bytes: number | null;
   sha256: string | null;
   batch: { id: string; status: BatchStatus | null } | null;
+  skipped: false;
+  resumed: false;
+  schema_changes: null;
 }
 
 /** One month's outcome: the single delivery's object (or as much of it as was done), its folder and error. */
@@ -108,9 +106,9 @@ export async function deliverFolders(options: DeliverManyOptions, op: Operation)
  * The quick checks of every folder, all of them before anything is sent; every failure is named, with its
  * folder. The checked folders come back oldest first.
  */
-async function checkAll(options: DeliverManyOptions, op: Operation): Promise<QueuedFolder[]> {
+async function checkAll(options: DeliverManyOptions, op: Operation): Promise<FolderCheck[]> {
   const failures: { dir: string; error: BdsError }[] = [];
-  const folders: QueuedFolder[] = [];
+  const folders: FolderCheck[] = [];
   for (const dir of options.dirs) {
     try {
       const resolved = path.resolve(op.runtime.cwd, dir);
@@ -120,29 +118,17 @@ async function checkAll(options: DeliverManyOptions, op: Operation): Promise<Que
           hint: "with several folders, each one's period is the YYYY-MM in its name: rename it (out/2024-05), or deliver it alone with --period",
         });
       }
-      folders.push({ ...(await checkDeliveryFolder({ dir, product: options.product }, op)), given: dir });
+      folders.push(await checkDeliveryFolder({ dir, product: options.product }, op));
     } catch (error) {
       if (!(error instanceof BdsError) || error.exitCode !== EXIT_CODES.usage) throw error;
       failures.push({ dir, error });
     }
   }
-  const seen = new Map<string, string>();
-  const named = new Set<string>();
+  const accepted: FolderCheck[] = [];
   for (const folder of folders) {
-    const key = `${folder.period} ${folder.product}`;
-    const other = seen.get(key);
-    if (named.has(folder.dir)) {
-      failures.push({ dir: folder.given, error: new UsageError('the same folder is named twice', { hint: 'name each folder once' }) });
-      continue;
-    }
-    named.add(folder.dir);
-    if (other !== undefined) {
-      failures.push({
-        dir: folder.given,
-        error: samePeriodError(key, other),
-      });
-    }
-    seen.set(key, folder.given);
+    const duplicate = duplicateError(folder, accepted);
+    if (duplicate) failures.push({ dir: folder.given, error: duplicate });
+    else accepted.push(folder);
   }
   if (failures.length === 1) {
     const [{ dir, error }] = failures as [(typeof failures)[number]];
@@ -154,16 +140,9 @@ async function checkAll(options: DeliverManyOptions, op: Operation): Promise<Que
       { hint: 'fix these folders, or leave them out, and run the same command again' },
     );
   }
-  return folders.sort((a, b) => a.period.localeCompare(b.period) || PRODUCTS.indexOf(a.product) - PRODUCTS.indexOf(b.product));
+  return accepted.sort((a, b) => a.period.localeCompare(b.period) || PRODUCTS.indexOf(a.product) - PRODUCTS.indexOf(b.product));
 }
 
-/** Two folders for one month and product: which of them is the month's data is the seller's call. */
-export function samePeriodError(periodAndProduct: string, otherFolder: string): UsageError {
-  return new UsageError(`the same period and product (${periodAndProduct}) as ${otherFolder}`, { hint: 'deliver one folder per month and product' });
-}
-
-/** A checked folder, and how the caller named it (for what a person reads). */
-type QueuedFolder = FolderCheck & { given: string };
 
 /** What a month's events told of it, for the result of a month that fails half-way. */
 interface MonthRecords {
@@ -174,7 +153,7 @@ interface MonthRecords {
 }
 
 /** The month of the same product before `index` in this run, if any: its schema is the one to compare with. */
-function runEarlier(folders: QueuedFolder[], index: number): SchemaBaseline | undefined {
+function runEarlier(folders: FolderCheck[], index: number): SchemaBaseline | undefined {
   const { product } = folders[index]!;
   const earlier = folders.slice(0, index).findLast((folder) => folder.product === product);
   return earlier && { period: earlier.period, batchId: undefined, columns: schemaColumns(earlier.product, earlier.schema) };
@@ -182,7 +161,7 @@ function runEarlier(folders: QueuedFolder[], index: number): SchemaBaseline | un
 
 /** One month as a single delivery; its failure becomes its result. Either way an 'ended' event says it is over. */
 async function deliverMonth(
-  folder: QueuedFolder,
+  folder: FolderCheck,
   target: DeliveryTarget,
   choices: DeliveryChoices,
   op: Operation,
@@ -198,7 +177,7 @@ async function deliverMonth(
   try {
     // --verbose's lines of several months at once interleave: each names its month.
     const log = op.log && ((line: string) => op.log!(`${folder.period} ${folder.product}: ${line}`));
-    result = { ...(await runDelivery(folder, target, choices, { ...op, onEvent, log }, earlier)), dir: folder.dir, error: null };
+    result = { ...(await runDelivery(folder, target, choices, op.with({ onEvent, log }), earlier)), dir: folder.dir, error: null };
   } catch (thrown) {
     const error = withFolderHint(toBdsError(thrown), folder);
     result = failed(folder, target.sourceId, records, error);
@@ -210,7 +189,7 @@ async function deliverMonth(
 }
 
 /** "Run again with --force" would deliver every folder again: the hint names the one folder instead. */
-function withFolderHint(error: BdsError, folder: QueuedFolder): BdsError {
+function withFolderHint(error: BdsError, folder: FolderCheck): BdsError {
   if (!(error instanceof AlreadyDeliveredError)) return error;
   return new AlreadyDeliveredError(error.message, undefined, {
     hint: `to deliver this file as well, deliver its folder alone with --force (bds deliver ${folder.given} --force); with several folders, --force delivers every one of them again`,
@@ -218,9 +197,10 @@ function withFolderHint(error: BdsError, folder: QueuedFolder): BdsError {
 }
 
 /** A month is over; a listener that throws must not stop the other months half-way (they hold locks). */
-function ended(op: Operation, { period, product }: FolderCheck, error: BdsError | null): void {
+function ended(op: Operation, folder: FolderCheck, error: BdsError | null): void {
+  const { period, product } = folder;
   try {
-    op.onEvent({ type: 'ended', period, product, error });
+    op.onEvent({ type: 'ended', dir: folder.given, period, product, error });
   } catch {
     // The listener's trouble; this month's result stands.
   }
@@ -228,14 +208,17 @@ function ended(op: Operation, { period, product }: FolderCheck, error: BdsError 
 
 function failed(folder: FolderCheck, sourceId: string, records: MonthRecords, error: BdsError, message = error.message): MonthResult {
   return {
-    dir: folder.dir,
+    batch: records.batchId === undefined ? null : { id: records.batchId, status: null },
     source_id: sourceId,
     product: folder.product,
     period: folder.period,
     record_count: records.recordCount ?? null,
     bytes: records.bytes ?? null,
     sha256: records.sha256 ?? null,
-    batch: records.batchId === undefined ? null : { id: records.batchId, status: null },
-    error: { message, hint: error.hint ?? null, exit_code: error.exitCode },
+    skipped: false,
+    resumed: false,
+    schema_changes: null,
+    dir: folder.dir,
+    error: failureData(error, message),
   };
 }

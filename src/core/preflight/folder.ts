@@ -1,4 +1,4 @@
-// The quick checks of a delivery folder, before the long pass over its data file (scan.ts): the period,
+// The quick checks of a delivery folder, before the long pass over its data file (the data pass): the period,
 // the folder, report.json, schema.json and the product, and which file holds the data. Every failure is a
 // UsageError (exit 2) naming the file.
 
@@ -33,7 +33,10 @@ export interface FolderCheckOptions extends FolderOptions {
 
 /** What the quick checks establish: everything but the data file's contents. */
 export interface FolderCheck {
+  /** Absolute. */
   dir: string;
+  /** The folder as the caller named it, for what a person reads. */
+  given: string;
   /** The data file as the user has it (.jsonl.gz or .jsonl). */
   dataFile: string;
   product: Product;
@@ -60,7 +63,7 @@ export async function checkFolder(options: FolderCheckOptions): Promise<FolderCh
   checkSchema(product, schema, schemaPath);
 
   const dataFile = options.file ? await chosenDataFile(options.file, options.cwd, dir) : findDataFile(dir, entries);
-  return { dir, dataFile, product, period, schema: schema as Schema, report, warnings };
+  return { dir, given: options.dir, dataFile, product, period, schema: schema as Schema, report, warnings };
 }
 
 /** The names in a delivery folder; a missing, unreadable or empty folder, or a file, is a usage error. */

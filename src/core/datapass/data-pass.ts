@@ -1,7 +1,8 @@
-// The pass over the data file, as a delivery and a check ask for it: what an earlier pass over the same
-// unchanged file found (pass-cache.ts), or a new pass (pass.ts): on a thread of its own for a large file
-// (pass-thread.ts), on this thread for a small one. And the bytes to upload: the file itself, the gzipped copy
-// the pass made of a plain .jsonl, or that .jsonl gzipped again on the way, to the same bytes.
+// The one public door of the data pass: a data file in; its record count, the SHA-256 and size of the bytes to
+// upload, and those bytes out. What an earlier pass over the same unchanged file found (cache.ts), or a new
+// pass (pipeline.ts): on a thread of its own for a large file (thread.ts), on this thread for a small one. The
+// bytes to upload are the file itself, the gzipped copy the pass made of a plain .jsonl, or that .jsonl gzipped
+// again on the way, to the same bytes.
 
 import { randomUUID } from 'node:crypto';
 import { createReadStream, promises as fs, type Stats } from 'node:fs';
@@ -9,23 +10,17 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import os from 'node:os';
 import { UsageError } from '../errors.js';
-import { GZIP_LEVEL, passOverFile, READ_CHUNK, type PassResult } from './pass.js';
-import { passOnThread } from './pass-thread.js';
-import { createParallelGzip } from './parallel/gzip.js';
-import { InlineRunner, WorkerPool, type TaskRunner } from './parallel/pool.js';
-import { identityOf, type PassCache } from './pass-cache.js';
-
-/** The file read for the upload, and what it was when checked: it must not change before the upload ends. */
-export interface UploadSource {
-  path: string;
-  size: number;
-  mtimeMs: number;
-  ctimeMs: number;
-}
+import { GZIP_LEVEL, passOverFile, READ_CHUNK, type PassFindings } from './pipeline.js';
+import { passOnThread } from './thread.js';
+import { createParallelGzip } from './gzip.js';
+import { InlineRunner, WorkerPool, type TaskRunner } from './pool.js';
+import { zlibFor, type PassCache } from './cache.js';
+import { stampOf, type FileStamp } from './file-stamp.js';
 
 /** What is uploaded. */
 export interface UploadFile {
-  source: UploadSource;
+  /** The file read for the upload, as it was when checked: it must not change before the upload ends. */
+  source: FileStamp;
   /** Bytes sent. */
   size: number;
   /**
@@ -35,11 +30,9 @@ export interface UploadFile {
   form: 'as-is' | 'copy' | 'gzip';
 }
 
-export interface ScanResult {
+/** What the pass found (`size` is the upload's), and the bytes to upload. */
+export interface DataPass extends PassFindings {
   upload: UploadFile;
-  recordCount: number;
-  /** SHA-256 of the uploaded bytes, lowercase hex. */
-  sha256: string;
   /** Remembered from an earlier pass over the same unchanged file: not read this time. */
   fromCache: boolean;
 }
@@ -57,7 +50,7 @@ function runnerFor(size: number): TaskRunner {
   return size >= PARALLEL_FROM ? new WorkerPool({ workers: workerCount() }) : new InlineRunner();
 }
 
-export interface ScanOptions {
+export interface DataPassOptions {
   /** Where a gzipped copy of a plain .jsonl goes. */
   tmpDir: string;
   signal: AbortSignal | undefined;
@@ -69,7 +62,7 @@ export interface ScanOptions {
   cache?: PassCache | undefined;
 }
 
-export async function scanDataFile(file: string, { tmpDir, signal, onRead, copy: keepCopy, cache }: ScanOptions): Promise<ScanResult> {
+export async function passOverDataFile(file: string, { tmpDir, signal, onRead, copy: keepCopy, cache }: DataPassOptions): Promise<DataPass> {
   let before: Stats;
   try {
     before = await fs.stat(file);
@@ -82,24 +75,23 @@ export async function scanDataFile(file: string, { tmpDir, signal, onRead, copy:
     throw new UsageError(`${file}: a data file ends in .jsonl.gz (gzipped JSON Lines) or .jsonl`);
   }
   if (before.size === 0) throw new UsageError(`${file}: the file is empty`);
-  const identity = identityOf(file, before, { gzippedByBds: !gzipped });
-  const remembered = await cache?.recall(identity);
+  const stamp = stampOf(file, before);
+  const zlib = zlibFor(!gzipped);
+  const remembered = await cache?.recall(stamp, zlib);
   if (remembered) {
-    const { recordCount, sha256, uploadSize } = remembered;
-    return { upload: { source: sourceOf(file, before), size: uploadSize, form: gzipped ? 'as-is' : 'gzip' }, recordCount, sha256, fromCache: true };
+    return { ...remembered, upload: { source: stamp, size: remembered.size, form: gzipped ? 'as-is' : 'gzip' }, fromCache: true };
   }
 
   // A name of bds's own for the gzipped copy of a plain .jsonl: the data file's name could make it longer
   // than the file system allows.
   const copy = !gzipped && keepCopy ? path.join(tmpDir, `bds-${randomUUID()}.jsonl.gz`) : undefined;
-  const state = { size: before.size, mtimeMs: before.mtimeMs, ctimeMs: before.ctimeMs, ino: before.ino };
   const reportRead = onRead && ((read: number) => onRead(read, before.size));
-  let pass: PassResult;
+  let pass: PassFindings;
   try {
     pass =
       before.size >= PARALLEL_FROM
-        ? await passOnThread({ file, before: state, copy, tmpDir, workers: workerCount() }, signal, reportRead)
-        : await passOverFile(file, state, { copy, tmpDir, runner: new InlineRunner(), signal, onRead: reportRead });
+        ? await passOnThread({ file, before: stamp, copy, tmpDir, workers: workerCount() }, signal, reportRead)
+        : await passOverFile(file, stamp, { copy, tmpDir, runner: new InlineRunner(), signal, onRead: reportRead });
   } catch (error) {
     // Whatever failed, on this thread or the pass thread (even one stopped half-way): a temp folder that is not
     // one (ENOTDIR) has nothing to remove either.
@@ -107,15 +99,14 @@ export async function scanDataFile(file: string, { tmpDir, signal, onRead, copy:
     throw error;
   }
   const upload: UploadFile = copy
-    ? { source: sourceOf(copy, await fs.stat(copy)), size: pass.size, form: 'copy' }
-    : { source: sourceOf(file, before), size: pass.size, form: gzipped ? 'as-is' : 'gzip' };
+    ? { source: stampOf(copy, await fs.stat(copy)), size: pass.size, form: 'copy' }
+    : { source: stamp, size: pass.size, form: gzipped ? 'as-is' : 'gzip' };
   if (pass.recordCount === 0) {
     await removeCopy(upload);
     throw new UsageError(`${file}: no records (the file holds no non-empty line)`);
   }
-  const result = { upload, recordCount: pass.recordCount, sha256: pass.sha256, fromCache: false };
-  await cache?.remember(identity, { recordCount: result.recordCount, sha256: result.sha256, uploadSize: upload.size });
-  return result;
+  await cache?.remember(stamp, zlib, pass);
+  return { ...pass, upload, fromCache: false };
 }
 
 /** A fresh stream of the bytes to upload; one per attempt. A plain .jsonl is gzipped as the pass gzipped it. */
@@ -133,8 +124,4 @@ export function openUpload(upload: UploadFile): Readable {
 /** Removes the gzipped copy bds made, if it made one. */
 export async function removeCopy(upload: UploadFile): Promise<void> {
   if (upload.form === 'copy') await fs.rm(upload.source.path, { force: true });
-}
-
-function sourceOf(file: string, stat: Stats): UploadSource {
-  return { path: file, size: stat.size, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs };
 }

@@ -1,4 +1,4 @@
-// The pass over a large data file on a thread of its own (a worker thread started as parallel/worker.ts with
+// The pass over a large data file on a thread of its own (a worker thread started as worker-entry.ts with
 // the role 'pass'), which in turn checks lines and gzips blocks on its own worker pool.
 //
 // Why: zlib hands out a fresh 1 MiB buffer per inflated chunk, a GB of garbage per GB of data. On the caller's
@@ -12,13 +12,14 @@
 
 import type { MessagePort } from 'node:worker_threads';
 import { UsageError } from '../errors.js';
-import { passOverFile, type FileState, type PassResult } from './pass.js';
-import { startWorker, WorkerPool } from './parallel/pool.js';
+import type { FileStamp } from './file-stamp.js';
+import { passOverFile, type PassFindings } from './pipeline.js';
+import { startWorker, WorkerPool } from './pool.js';
 
 export interface PassRequest {
   role: 'pass';
   file: string;
-  before: FileState;
+  before: FileStamp;
   copy: string | undefined;
   tmpDir: string;
   workers: number;
@@ -26,7 +27,7 @@ export interface PassRequest {
 
 type PassReply =
   | { type: 'read'; read: number }
-  | { type: 'done'; result: PassResult }
+  | { type: 'done'; result: PassFindings }
   | { type: 'failed'; usage: boolean; message: string; hint?: string | undefined; stack?: string | undefined };
 
 /**
@@ -34,14 +35,14 @@ type PassReply =
  * only once the thread has exited, whatever ended it, so that nothing writes the copy after the caller
  * removes it.
  */
-export function passOnThread(request: Omit<PassRequest, 'role'>, signal: AbortSignal | undefined, onRead?: (read: number) => void): Promise<PassResult> {
-  return new Promise<PassResult>((resolve, reject) => {
+export function passOnThread(request: Omit<PassRequest, 'role'>, signal: AbortSignal | undefined, onRead?: (read: number) => void): Promise<PassFindings> {
+  return new Promise<PassFindings>((resolve, reject) => {
     if (signal?.aborted) {
       reject(signal.reason);
       return;
     }
     const thread = startWorker({ ...request, role: 'pass' } satisfies PassRequest);
-    let result: PassResult | undefined;
+    let result: PassFindings | undefined;
     let failure: { error: unknown } | undefined;
     /** The first way the pass went wrong wins; the thread is stopped at once. */
     const fail = (error: unknown): void => {

@@ -7,10 +7,10 @@
 // lines of the buffers before it, and the first bad line reported is the first in the file: a bad line in
 // a later buffer whose worker happens to finish first waits its turn, and loses to an earlier one.
 
-import { UsageError } from '../../errors.js';
-import { MAX_LINE_BYTES } from '../jsonl.js';
+import { UsageError } from '../errors.js';
+import { MAX_LINE_BYTES } from './jsonl.js';
 import { InOrder, type TaskRunner } from './pool.js';
-import type { LinesResult } from './worker.js';
+import type { LinesResult } from './tasks.js';
 
 /**
  * Bytes per task. Large enough that the message round trip (tens of microseconds) is little next to the

@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { runTask, type ReplyMessage, type Task, type TaskMessage, type TaskResult, type TaskResults } from './worker.js';
+import { runTask, type ReplyMessage, type Task, type TaskMessage, type TaskResult, type TaskResults } from './tasks.js';
 
 /** What the parallel gzip and line check run their tasks on: worker threads, or this thread. */
 export interface TaskRunner {
@@ -49,7 +49,7 @@ interface Queued extends Running {
 }
 
 /**
- * Starts a thread running worker.js (with `workerData`, which says what it is for). Normally worker.js beside
+ * Starts a thread running worker-entry.js (with `workerData`, which says what it is for). Normally worker-entry.js beside
  * this module. The single-executable build embeds the worker's bundle instead and sets
  * globalThis.__bdsWorkerSource to it (a script, run with eval: true); a pass thread gets the source along in
  * workerData, to start its own pool's workers (a task worker starts none, and is spared the copy).
@@ -62,9 +62,9 @@ export function startWorker(workerData: { role?: 'pass' } = {}): Worker {
   return new Worker(workerScript(import.meta.url), { workerData });
 }
 
-/** worker.js beside the module at moduleUrl, or, when that module is TypeScript source, its compiled counterpart. */
+/** worker-entry.js beside the module at moduleUrl, or, when that module is TypeScript source, its compiled counterpart. */
 export function workerScript(moduleUrl: string): URL {
-  const beside = new URL('./worker.js', moduleUrl);
+  const beside = new URL('./worker-entry.js', moduleUrl);
   if (!moduleUrl.endsWith('.ts')) return beside;
   // Running from src/*.ts (vitest runs the sources as they are), but a worker thread has no TypeScript
   // loader: it runs tsc's output of the same file under dist/ instead. `npm test` runs tsc to dist/ before

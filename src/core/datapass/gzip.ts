@@ -12,7 +12,7 @@
 import { Transform, type TransformCallback } from 'node:stream';
 import { crc32 } from 'node:zlib';
 import { InOrder, type TaskRunner } from './pool.js';
-import type { DeflateResult } from './worker.js';
+import type { DeflateResult } from './tasks.js';
 
 /**
  * Input bytes per block. Each block costs a fresh deflate state, a 32 KiB dictionary load and a message

@@ -1,20 +1,15 @@
-// The entry of every worker thread bds starts (pool.ts). A thread started with the role 'pass' runs a whole
-// pass over a large data file (pass-thread.ts). Any other serves tasks from a pool: two kinds, both CPU-bound
-// and independent of each other's order, so that any worker may take any task:
+// The tasks bds's worker threads run (worker-entry.ts serves them; InlineRunner runs them on the caller's
+// thread): two kinds, both CPU-bound and independent of each other's order, so that any worker may take any task:
 //   - 'lines': check a buffer of whole JSON lines (the parallel JSON Lines check, lines.ts);
 //   - 'deflate': deflate one block of the parallel gzip (gzip.ts), primed with the 32 KiB before it.
 // Buffers come and go as transferables: the input buffer goes back with the result, so that the thread that
 // sent it can fill it again (constant memory, and no garbage left to this thread's collector, which rarely
 // runs).
-//
-// Importing this module on the main thread does nothing (parentPort is null there); the tests call runTask.
 
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { parentPort, workerData } from 'node:worker_threads';
 import { constants as zlibConstants, deflateRawSync } from 'node:zlib';
-import { checkWholeLines, type WholeLinesResult } from '../jsonl.js';
-import type { PassRequest } from '../pass-thread.js';
+import { checkWholeLines, type WholeLinesResult } from './jsonl.js';
 
 export interface LinesTask {
   kind: 'lines';
@@ -97,11 +92,11 @@ export function runTask(task: Task): TaskResult {
  */
 const COLLECT_EVERY = 16 << 20;
 /** What a deflate leaves beyond its output, at most: zlib's first output buffer (Z_DEFAULT_CHUNK). */
-const ZLIB_CHUNK = 16 << 10;
+export const ZLIB_CHUNK = 16 << 10;
 let garbage = 0;
 let collector: (() => void) | null | undefined;
 /** Counts what a deflate left behind; collects every COLLECT_EVERY bytes. Worker threads only. */
-function leftBehind(bytes: number): void {
+export function leftBehind(bytes: number): void {
   garbage += bytes;
   if (garbage < COLLECT_EVERY) return;
   garbage = 0;
@@ -129,32 +124,6 @@ function ownArrayBuffer(bytes: Uint8Array): ArrayBuffer {
   return copy.buffer;
 }
 
-function transferables(result: TaskResult): ArrayBuffer[] {
+export function transferables(result: TaskResult): ArrayBuffer[] {
   return 'output' in result ? [result.buffer, result.output] : [result.buffer];
-}
-
-const port = parentPort;
-if (port) {
-  const started = (workerData ?? {}) as { role?: unknown; source?: unknown };
-  // In the single executable, the workers this thread starts (the pass thread's pool) run the same source.
-  if (typeof started.source === 'string') (globalThis as { __bdsWorkerSource?: string }).__bdsWorkerSource = started.source;
-  if (started.role === 'pass') {
-    // Loaded only here: a task worker has no use for the pass's streams.
-    void import('../pass-thread.js').then(({ servePass }) => servePass(port, workerData as PassRequest));
-  } else {
-    port.on('message', ({ id, task }: TaskMessage) => {
-      let reply: ReplyMessage;
-      let transfer: ArrayBuffer[] = [];
-      try {
-        const result = runTask(task);
-        reply = { id, result };
-        transfer = transferables(result);
-        if ('output' in result) leftBehind(result.output.byteLength + ZLIB_CHUNK);
-      } catch (error) {
-        const { name, message, stack } = error instanceof Error ? error : new Error(String(error));
-        reply = { id, error: stack === undefined ? { name, message } : { name, message, stack } };
-      }
-      port.postMessage(reply, transfer);
-    });
-  }
 }

@@ -1,5 +1,5 @@
-// What a command receives instead of touching `process`: the runtime the core needs, plus the streams and the
-// interrupt signal. bin/bds.js builds one from the real process; tests build their own (fake TTYs, instant
+// What the CLI receives from the process instead of touching `process`: the core's Runtime, plus the streams and
+// the interrupt signal. bin/bds.js builds one from the real process; tests build their own (fake TTYs, instant
 // sleeps, short timeouts, a private HOME).
 
 import type { EventListener } from '../core/delivery/events.js';
@@ -9,9 +9,10 @@ export interface OutputStream {
   write(chunk: string): boolean;
   isTTY?: boolean;
   columns?: number;
+  rows?: number;
 }
 
-export interface Context extends Runtime {
+export interface CliRuntime extends Runtime {
   stdout: OutputStream;
   stderr: OutputStream;
   /** Aborted on SIGINT, SIGTERM or SIGHUP; its reason is the InterruptedError to report. */

@@ -1,57 +1,40 @@
-// The remembered result of a pass over a data file, so that check, deliver, a re-run and a resume of the same
+// The remembered findings of a pass over a data file, so that check, deliver, a re-run and a resume of the same
 // unchanged file do not read it again. An entry is found by the file's path and used only when the file's
-// size, modification time, inode and change time are still the ones it was made for (a rewrite that keeps
+// stamp (size, modification time, change time, inode) is still the one it was made for (a rewrite that keeps
 // size and mtime still changes the ctime). An entry that does not parse, fails its own checksum, belongs to
 // another file or to another way of making it is ignored, never trusted; and the upload hashes what it sends
 // in any case (delivery.ts), so a wrong entry can never get other bytes confirmed.
 
 import { createHash, randomUUID } from 'node:crypto';
-import { promises as fs, type Stats } from 'node:fs';
+import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { versions } from 'node:process';
 import { isObject } from '../checks.js';
+import { changeSince, type FileStamp } from './file-stamp.js';
+import type { PassFindings } from './pipeline.js';
 
 /** What an entry's result depends on besides the file: the checks and the gzip of a plain .jsonl (bump it when either changes). */
 export const PASS_FORMAT = '2';
 
-export interface PassIdentity {
-  path: string;
-  size: number;
-  mtimeMs: number;
-  ctimeMs: number;
-  ino: number;
-  dev: number;
-  /**
-   * For a plain .jsonl, the version of the zlib that gzips it, since another zlib may make other bytes of the
-   * same file (another Node, the standalone binary); null for a .gz, which is uploaded as it is.
-   */
-  zlib: string | null;
+/**
+ * For a plain .jsonl, the version of the zlib that gzips it, since another zlib may make other bytes of the same
+ * file (another Node, the standalone binary); null for a .gz, which is uploaded as it is.
+ */
+export type ZlibVersion = string | null;
+
+export function zlibFor(gzippedByBds: boolean): ZlibVersion {
+  return gzippedByBds ? versions.zlib : null;
 }
 
-export interface RememberedPass {
+/** On disk: the stamp (its size is the data file's) and the findings (their size is the upload's, `uploadSize`). */
+interface Entry extends FileStamp {
+  zlib: ZlibVersion;
   recordCount: number;
-  /** SHA-256 of the bytes that are uploaded (the gzipped ones, for a plain .jsonl). */
   sha256: string;
-  /** How many bytes are uploaded. */
   uploadSize: number;
-}
-
-interface Entry extends PassIdentity, RememberedPass {
   format: string;
   /** SHA-256 of the rest of the entry: a damaged file is not an entry. */
   checksum: string;
-}
-
-export function identityOf(file: string, stat: Stats, { gzippedByBds }: { gzippedByBds: boolean }): PassIdentity {
-  return {
-    path: path.resolve(file),
-    size: stat.size,
-    mtimeMs: stat.mtimeMs,
-    ctimeMs: stat.ctimeMs,
-    ino: stat.ino,
-    dev: stat.dev,
-    zlib: gzippedByBds ? versions.zlib : null,
-  };
 }
 
 export class PassCache {
@@ -61,24 +44,25 @@ export class PassCache {
     this.dir = path.join(cacheDirectory, 'passes');
   }
 
-  async recall(identity: PassIdentity): Promise<RememberedPass | undefined> {
+  async recall(stamp: FileStamp, zlib: ZlibVersion): Promise<PassFindings | undefined> {
     let value: unknown;
     try {
-      value = JSON.parse(await fs.readFile(this.entryPath(identity.path), 'utf8'));
+      value = JSON.parse(await fs.readFile(this.entryPath(stamp.path), 'utf8'));
     } catch {
       return undefined;
     }
     if (!isEntry(value) || value.checksum !== checksumOf(value)) return undefined;
-    const same = (['path', 'size', 'mtimeMs', 'ctimeMs', 'ino', 'dev', 'zlib'] as const).every((key) => value[key] === identity[key]);
+    const same = value.path === stamp.path && value.zlib === zlib && changeSince(stamp, value) === undefined;
     if (!same || value.format !== PASS_FORMAT) return undefined;
-    return { recordCount: value.recordCount, sha256: value.sha256, uploadSize: value.uploadSize };
+    return { recordCount: value.recordCount, sha256: value.sha256, size: value.uploadSize };
   }
 
   /** Best effort: a cache that cannot be written only costs the next run a pass. */
-  async remember(identity: PassIdentity, pass: RememberedPass): Promise<void> {
-    const body = { format: PASS_FORMAT, ...identity, ...pass };
+  async remember(stamp: FileStamp, zlib: ZlibVersion, findings: PassFindings): Promise<void> {
+    const { recordCount, sha256, size: uploadSize } = findings;
+    const body = { format: PASS_FORMAT, ...stamp, zlib, recordCount, sha256, uploadSize };
     const entry: Entry = { ...body, checksum: checksumOf(body) };
-    const file = this.entryPath(identity.path);
+    const file = this.entryPath(stamp.path);
     const temp = `${file}.${randomUUID()}.tmp`;
     try {
       await fs.mkdir(this.dir, { recursive: true, mode: 0o700 });

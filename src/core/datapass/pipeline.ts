@@ -1,10 +1,10 @@
 // The one pass over the data file itself: read it, hash the exact bytes that will be uploaded, inflate, count
 // the records and check that each is a JSON object. The thread that runs it reads, hashes and feeds zlib
 // (which inflates on libuv's threads); the lines are checked on a TaskRunner (worker threads for a large
-// file, parallel/). A plain .jsonl is gzipped on every core in the same pass (parallel/gzip.ts, the same bytes
+// file, pool.ts). A plain .jsonl is gzipped on every core in the same pass (gzip.ts, the same bytes
 // on any number of cores): into a temp copy when a delivery will upload it, or only hashed (check).
 //
-// scan.ts decides where it runs: on a thread of its own for a large file (pass-thread.ts), so that zlib's
+// data-pass.ts decides where it runs: on a thread of its own for a large file (thread.ts), so that zlib's
 // garbage is collected in a small heap and nothing else on the caller's thread can hold zlib up.
 
 import { createHash } from 'node:crypto';
@@ -15,26 +15,20 @@ import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { errnoCode } from '../checks.js';
 import { UsageError } from '../errors.js';
-import { createParallelGzip } from './parallel/gzip.js';
-import { ParallelLinesChecker } from './parallel/lines.js';
-import type { TaskRunner } from './parallel/pool.js';
+import { changeSince, type FileStamp } from './file-stamp.js';
+import { createParallelGzip } from './gzip.js';
+import { ParallelLinesChecker } from './lines.js';
+import type { TaskRunner } from './pool.js';
 
 export const READ_CHUNK = 1 << 20;
 
 /**
- * The gzip of a plain .jsonl (parallel/gzip.ts): zlib's default level, no file name or time in the header, and
+ * The gzip of a plain .jsonl (gzip.ts): zlib's default level, no file name or time in the header, and
  * the same bytes on any number of cores, so that the same .jsonl always gives the same checksum (and a re-run
  * finds its own delivery record).
  */
 export const GZIP_LEVEL = 6;
 
-/** The file as it was when the pass began: it must be the same when the pass ends. */
-export interface FileState {
-  size: number;
-  mtimeMs: number;
-  ctimeMs: number;
-  ino: number;
-}
 
 export interface PassOptions {
   /** Where the gzipped copy of a plain .jsonl goes (deliver), or undefined to only hash it (check). */
@@ -48,7 +42,8 @@ export interface PassOptions {
   onRead?: ((read: number) => void) | undefined;
 }
 
-export interface PassResult {
+/** What a pass finds: the same whether it ran now, on a thread, or is remembered from an earlier run. */
+export interface PassFindings {
   recordCount: number;
   /** SHA-256 of the bytes to upload, lowercase hex. */
   sha256: string;
@@ -88,10 +83,10 @@ function checkedSink(lines: ParallelLinesChecker): Writable {
 
 /**
  * Reads the data file once. Throws a UsageError for what is wrong with the file (or with the temp folder of
- * the copy), naming it. The caller removes the copy when it fails (scan.ts, which also does it for a pass
+ * the copy), naming it. The caller removes the copy when it fails (data-pass.ts, which also does it for a pass
  * thread stopped before it could).
  */
-export async function passOverFile(file: string, before: FileState, options: PassOptions): Promise<PassResult> {
+export async function passOverFile(file: string, before: FileStamp, options: PassOptions): Promise<PassFindings> {
   const { copy, runner, signal, onRead } = options;
   const hash = createHash('sha256');
   // On the worker pool for a large file, off the thread that reads, hashes and feeds zlib; on this thread
@@ -154,19 +149,11 @@ function discard(): Writable {
 }
 
 /** The file must be as it was when the pass began: a file still being written is not checked. */
-async function assertUnchangedSince(before: FileState, file: string): Promise<void> {
-  const after = await fs.stat(file).catch(() => undefined);
-  if (
-    !after ||
-    after.ino !== before.ino ||
-    after.size !== before.size ||
-    after.mtimeMs !== before.mtimeMs ||
-    after.ctimeMs !== before.ctimeMs
-  ) {
-    throw new UsageError(`${file} changed while it was being checked; nothing was sent`, {
-      hint: 'run bds again once the scrubber has finished writing it',
-    });
-  }
+async function assertUnchangedSince(before: FileStamp, file: string): Promise<void> {
+  if (changeSince(before, await fs.stat(file).catch(() => undefined)) === undefined) return;
+  throw new UsageError(`${file} changed while it was being checked; nothing was sent`, {
+    hint: 'run bds again once the scrubber has finished writing it',
+  });
 }
 
 /**

@@ -1,0 +1,81 @@
+#!/usr/bin/env node
+// The shape of src/, checked in `npm test`: no import circle (type-only and dynamic imports included), and
+// each part imports only what docs/design.md says it may. Prints every offence and exits 1 if there is any.
+
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const SRC = path.join(ROOT, 'src');
+
+/** Which modules a part may import besides its own; the first matching prefix of a file's path decides. */
+const ALLOWED = [
+  ['sandbox/', ['sandbox/', 'core/api/types.ts']],
+  ['core/api/', ['core/api/', 'core/errors.ts']],
+  ['core/datapass/', ['core/datapass/', 'core/errors.ts', 'core/checks.ts']],
+  ['core/preflight/', ['core/preflight/', 'core/errors.ts', 'core/checks.ts', 'core/api/types.ts']],
+  ['core/settings/', ['core/settings/', 'core/errors.ts', 'core/checks.ts', 'core/runtime.ts', 'core/api/']],
+  ['core/', ['core/']],
+];
+/** Packages the core never imports: the command line's. */
+const CLI_PACKAGES = ['commander', 'chalk', 'ora'];
+
+function sources(dir) {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const file = path.join(dir, entry.name);
+    if (entry.isDirectory()) return sources(file);
+    return entry.name.endsWith('.ts') && !entry.name.endsWith('.as.ts') ? [file] : [];
+  });
+}
+
+/** Every module a file imports: static, type-only, re-exported and dynamic. */
+function importsOf(file) {
+  const text = fs.readFileSync(file, 'utf8');
+  const specifiers = [...text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^;]*?from\s*'([^']+)'|import\(\s*'([^']+)'\s*\)/g)].map((m) => m[1] ?? m[2]);
+  return specifiers.map((specifier) => {
+    if (!specifier.startsWith('.')) return { package: specifier.split('/')[0] };
+    return { file: path.resolve(path.dirname(file), specifier).replace(/\.js$/, '.ts') };
+  });
+}
+
+const files = sources(SRC);
+const graph = new Map(files.map((file) => [file, importsOf(file)]));
+const rel = (file) => path.relative(SRC, file);
+const problems = [];
+
+for (const [file, imports] of graph) {
+  const from = rel(file);
+  const rule = ALLOWED.find(([prefix]) => from.startsWith(prefix));
+  for (const imported of imports) {
+    if (imported.package) {
+      if (from.startsWith('core/') && CLI_PACKAGES.includes(imported.package)) problems.push(`${from} imports ${imported.package}`);
+      continue;
+    }
+    const to = rel(imported.file);
+    if (!fs.existsSync(imported.file) && !to.endsWith('.generated.ts')) problems.push(`${from} imports ${to}, which does not exist`);
+    if (rule && !rule[1].some((prefix) => to.startsWith(prefix))) problems.push(`${from} imports ${to}: ${rule[0]} may import only ${rule[1].join(', ')}`);
+  }
+}
+
+// Circles: a depth-first search that reports each back edge's cycle once.
+const state = new Map();
+const stack = [];
+function visit(file) {
+  state.set(file, 'open');
+  stack.push(file);
+  for (const { file: next } of graph.get(file) ?? []) {
+    if (!next || !graph.has(next)) continue;
+    if (state.get(next) === 'open') problems.push(`import circle: ${[...stack.slice(stack.indexOf(next)), next].map(rel).join(' → ')}`);
+    else if (!state.has(next)) visit(next);
+  }
+  stack.pop();
+  state.set(file, 'done');
+}
+for (const file of files) if (!state.has(file)) visit(file);
+
+if (problems.length > 0) {
+  console.error(`src/ has ${problems.length} import problem${problems.length === 1 ? '' : 's'}:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+  process.exit(1);
+}
+console.log(`src/: ${files.length} modules, no import circle, every import allowed`);

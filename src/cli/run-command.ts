@@ -1,0 +1,78 @@
+// One command's run, loaded only when a command runs (with it chalk, the output code and the core's operation),
+// so that --help and --version stay quick: its output (io) and its operation are made, the command runs and
+// prints, and a failure is rendered here, the one place that turns an error into what a person reads.
+
+import type { Command } from 'commander';
+import { BdsError, InterruptedError, toBdsError } from '../core/errors.js';
+import { Operation } from '../core/operation.js';
+import type { CommandSpec, CommonOptions } from './command.js';
+import { errorDocument } from './output/format.js';
+import { IO } from './output/io.js';
+import { noticePrinter } from './output/words.js';
+import type { CliRuntime } from './runtime.js';
+
+/** Runs a command and prints its result or its failure; returns the exit code. */
+export async function runCommand(
+  spec: CommandSpec,
+  runtime: CliRuntime,
+  options: CommonOptions,
+  args: Array<string | string[]>,
+  program: Command,
+): Promise<number> {
+  const io = outputFor(runtime, options);
+  const op = new Operation(
+    runtime,
+    { baseUrl: options.baseUrl, source: options.source, profile: options.profile, config: options.config },
+    {
+      signal: runtime.signal,
+      onEvent: noticePrinter(io),
+      observe: runtime.observe,
+      log: (line) => io.verbose(line),
+      onSecret: (secret) => io.addSecret(secret),
+    },
+  );
+  try {
+    await io.prepare();
+    return spec.print(io, await spec.run(op, io, options, args, program), options, op) ?? 0;
+  } catch (error) {
+    return reportError(io, failure(error, spec));
+  } finally {
+    io.stopSpinner();
+  }
+}
+
+/** A failure outside any command's run. */
+export function reportFailure(runtime: CliRuntime, error: unknown): number {
+  return reportError(outputFor(runtime, {}), toBdsError(error));
+}
+
+function outputFor(runtime: CliRuntime, options: CommonOptions): IO {
+  return new IO({
+    stdout: runtime.stdout,
+    stderr: runtime.stderr,
+    env: runtime.env,
+    now: runtime.now,
+    flags: {
+      json: options.json === true,
+      quiet: options.quiet === true,
+      verbose: options.verbose === true,
+      color: options.color !== false,
+    },
+  });
+}
+
+/** What to report: a bug is wrapped as one; an interrupted delivery says that a re-run resumes it. */
+function failure(error: unknown, spec: CommandSpec): BdsError {
+  if (error instanceof InterruptedError && spec.name === 'deliver') {
+    return new InterruptedError(error.reason, 'run the same command again to resume this delivery');
+  }
+  return toBdsError(error);
+}
+
+/** An error: one line (and a hint), a stack trace only with --verbose; with --json also a JSON object on stdout. */
+function reportError(io: IO, error: BdsError): number {
+  io.error(error.message, error.hint, error.stack);
+  // One JSON document per run: a command that already printed its result (the sandbox's banner) adds none.
+  if (io.flags.json && !io.printedResult) io.writeOut(errorDocument(error.message, error.hint, error.exitCode));
+  return error.exitCode;
+}
