@@ -1,0 +1,288 @@
+// The documents stay true to the program: every `bds <command>` and every `--flag` that README.md and docs/*.md
+// name exists in the command definitions, every option a command defines is documented in its section of
+// docs/commands.md, and every relative link leads to a page (and heading) that exists. Everything is read
+// from the commander program that buildProgram() makes, so a command or flag added later is checked as soon
+// as it exists, with no change here: document it, or this test names what is missing.
+
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Command } from 'commander';
+import { describe, expect, it } from 'vitest';
+import type { Context } from '../src/cli/context.js';
+import { buildProgram } from '../src/cli/main.js';
+import { ROOT } from './helpers.js';
+
+const program = buildProgram({} as Context, async () => {});
+const commands = new Map(program.commands.map((command) => [command.name(), command]));
+
+/** Long flags a command takes, its help option included (visibleOptions adds it; options may hold hidden ones). */
+function longFlags(command: Command): Set<string> {
+  const options = [...command.options, ...command.createHelp().visibleOptions(command)];
+  return new Set(options.map((option) => option.long).filter((long): long is string => long !== undefined));
+}
+
+const programFlags = longFlags(program);
+const flagsOf = new Map([...commands].map(([name, command]) => [name, longFlags(command)]));
+const everyFlag = new Set([...programFlags, ...[...flagsOf.values()].flatMap((flags) => [...flags])]);
+/** Words after `bds` that are not commands of ours but still work: commander's implicit `help` command. */
+const BUILT_IN_COMMANDS = new Set(['help']);
+
+/** Commands whose flags are their own business, not bds's (a code line or span that runs one is not checked). */
+const OTHER_TOOLS = new Set([
+  'node', // node --version
+  'npm', // npm install -g --prefix, --offline; npm run bench -- --quick
+  'git',
+  'curl',
+  'sha256sum',
+  'systemctl', // systemctl enable --now
+  'journalctl',
+  'docker',
+  'ssh',
+  'date',
+  'scrub', // the seller's own scrubber in the GitHub Actions recipe: ./scrub --month --out
+]);
+/** Flags named on their own (not on a command line) that belong to another program. */
+const OTHER_FLAGS = new Set([
+  '--wasm-tiering-budget', // a V8 flag that bin/bds.js sets (docs/design.md)
+]);
+
+interface Doc {
+  file: string;
+  text: string;
+}
+
+function readDocs(): Doc[] {
+  const docsDir = path.join(ROOT, 'docs');
+  const files = ['README.md', ...readdirSync(docsDir).filter((name) => name.endsWith('.md')).sort().map((name) => `docs/${name}`)];
+  return files.map((file) => ({ file, text: readFileSync(path.join(ROOT, file), 'utf8') }));
+}
+
+interface Piece {
+  /** Where it is, as file:line. */
+  where: string;
+  text: string;
+  /** Output is what bds prints: the lines of a `console` block other than `$ ` ones, and spans like `bds: <message>`. */
+  kind: 'code' | 'output' | 'prose';
+}
+
+const OUTPUT = /^(bds|hint|warning):\s/;
+
+/** A document as pieces: each line of a fenced block, each inline code span, and each prose line without its code spans. */
+function pieces({ file, text }: Doc): Piece[] {
+  const out: Piece[] = [];
+  let fence: string | undefined;
+  let consoleBlock = false;
+  const outside: string[] = [];
+  text.split('\n').forEach((line, index) => {
+    const marker = /^\s*(```+|~~~+)\s*(\S*)/.exec(line);
+    if (fence === undefined && marker) {
+      fence = marker[1];
+      consoleBlock = marker[2] === 'console';
+      outside.push('');
+    } else if (fence !== undefined) {
+      if (marker && line.trim().startsWith(fence)) fence = undefined;
+      else {
+        const output = consoleBlock ? !line.startsWith('$ ') : OUTPUT.test(line);
+        out.push({ where: `${file}:${index + 1}`, text: line, kind: output ? 'output' : 'code' });
+      }
+      outside.push('');
+    } else {
+      outside.push(line);
+    }
+  });
+  const rest = outside.join('\n');
+  const lineAt = (offset: number): number => rest.slice(0, offset).split('\n').length;
+  const prose = rest.replace(/(`+)([\s\S]*?[^`])\1(?!`)/g, (match, _ticks: string, code: string, offset: number) => {
+    // Inside a table, `\|` is a | in the code span.
+    const span = code.replace(/\\\|/g, '|').replace(/\s+/g, ' ');
+    out.push({ where: `${file}:${lineAt(offset)}`, text: span, kind: OUTPUT.test(span) ? 'output' : 'code' });
+    return match.replace(/[^\n]/g, ' ');
+  });
+  prose.split('\n').forEach((line, index) => out.push({ where: `${file}:${index + 1}`, text: line, kind: 'prose' }));
+  return out;
+}
+
+interface Segment {
+  text: string;
+  /** The program the segment runs: its first word past `sudo`, `exec`, `npx`, `VAR=value`, a `$ ` prompt, YAML's `- ` and `key:`. */
+  tool: string | undefined;
+  /** For bds, the word after it, where a command goes. */
+  subcommand: string | undefined;
+}
+
+/** A piece of code split where one shell command ends and another starts; a comment is a segment of its own. */
+function segments(code: string): Segment[] {
+  const skip = (word: string): boolean =>
+    ['sudo', 'exec', 'env', 'time', 'npx', '$', '-'].includes(word) || /^[A-Za-z_]\w*=/.test(word) || /^[\w-]+:$/.test(word);
+  return code.split(/&&|\|\||[;|()`']|\$\(|(?:^|\s)#(?=\s|$)/).map((text) => {
+    const words = text.trim().split(/\s+/).filter(Boolean);
+    const at = words.findIndex((word) => !skip(word));
+    const tool = at < 0 ? undefined : path.basename(words[at]!.replace(/^"+|"+$/g, ''));
+    const next = words[at + 1];
+    const subcommand = tool === 'bds' && next !== undefined && /^[a-z][a-z0-9-]*$/.test(next) ? next : undefined;
+    return { text, tool, subcommand };
+  });
+}
+
+const LONG_FLAG = /(?<![\w-])--[a-z][a-z0-9-]*/g;
+
+interface Named {
+  where: string;
+  name: string;
+}
+
+/** Every `bds <word>` that code runs: the word after bds, where a command goes. */
+function namedCommands(docs: Doc[]): Named[] {
+  return docs.flatMap((doc) =>
+    pieces(doc)
+      .filter((piece) => piece.kind === 'code')
+      .flatMap((piece) => segments(piece.text).flatMap(({ subcommand }) => (subcommand ? [{ where: piece.where, name: subcommand }] : []))),
+  );
+}
+
+interface NamedFlag extends Named {
+  /** The bds command the flag is given to, when the code names one. */
+  command?: string;
+}
+
+/** Every long flag meant for bds: in code, those of a segment that runs another tool are left out. */
+function namedFlags(docs: Doc[]): NamedFlag[] {
+  const found: NamedFlag[] = [];
+  for (const doc of docs) {
+    for (const piece of pieces(doc)) {
+      const parts: Segment[] = piece.kind === 'code' ? segments(piece.text) : [{ text: piece.text, tool: undefined, subcommand: undefined }];
+      for (const { text, tool, subcommand } of parts) {
+        if (tool !== undefined && OTHER_TOOLS.has(tool)) continue;
+        for (const [flag] of text.matchAll(LONG_FLAG)) {
+          if (OTHER_FLAGS.has(flag)) continue;
+          const command = subcommand !== undefined && commands.has(subcommand) ? subcommand : undefined;
+          found.push({ where: piece.where, name: flag, ...(command ? { command } : {}) });
+        }
+      }
+    }
+  }
+  return found;
+}
+
+interface Section {
+  heading: string;
+  body: string;
+}
+
+/** docs/commands.md's level-2 sections, each with what follows its heading up to the next one. */
+function sections(text: string): Section[] {
+  const out: Section[] = [];
+  let fenced = false;
+  for (const line of text.split('\n')) {
+    if (/^\s*(```|~~~)/.test(line)) fenced = !fenced;
+    const heading = fenced ? undefined : /^##\s+(.*)$/.exec(line)?.[1];
+    if (heading !== undefined) out.push({ heading: heading.replace(/`/g, '').trim(), body: '' });
+    else if (out.length) out.at(-1)!.body += `${line}\n`;
+  }
+  return out;
+}
+
+const mentions = (text: string, flag: string): boolean => new RegExp(`(?<![\\w-])${flag}(?![\\w-])`).test(text);
+
+/** GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens; repeats get -1, -2. */
+function anchors(text: string): Set<string> {
+  const seen = new Map<string, number>();
+  const out = new Set<string>();
+  let fenced = false;
+  for (const line of text.split('\n')) {
+    if (/^\s*(```|~~~)/.test(line)) fenced = !fenced;
+    const heading = fenced ? undefined : /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line)?.[1];
+    if (heading === undefined) continue;
+    const base = heading
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .replace(/\s/g, '-');
+    const count = seen.get(base) ?? 0;
+    seen.set(base, count + 1);
+    out.add(count === 0 ? base : `${base}-${count}`);
+  }
+  return out;
+}
+
+describe('the documents (README.md, docs/*.md)', () => {
+  const docs = readDocs();
+
+  it('name only commands that bds defines', () => {
+    const wrong = namedCommands(docs)
+      .filter(({ name }) => !commands.has(name) && !BUILT_IN_COMMANDS.has(name))
+      .map(({ where, name }) => `${where}: \`bds ${name}\` is not a command (bds has: ${[...commands.keys()].join(', ')})`);
+    expect(wrong).toEqual([]);
+  });
+
+  it('name only flags that bds defines, each on the command it is given to', () => {
+    const wrong = namedFlags(docs).flatMap(({ where, name, command }) => {
+      if (command !== undefined) {
+        return flagsOf.get(command)!.has(name) ? [] : [`${where}: \`bds ${command}\` has no option ${name}`];
+      }
+      return everyFlag.has(name) ? [] : [`${where}: ${name} is not an option of bds or of any of its commands`];
+    });
+    expect(wrong).toEqual([]);
+  });
+
+  it('docs/commands.md has a section per command, and each documents every option its command defines', () => {
+    const text = readFileSync(path.join(ROOT, 'docs/commands.md'), 'utf8');
+    const all = sections(text);
+    const common = all.find(({ heading }) => /^common options$/i.test(heading));
+    const byCommand = new Map<string, Section>();
+    const wrong: string[] = [];
+    for (const section of all) {
+      const name = /^bds\s+([a-z][a-z0-9-]*)/.exec(section.heading)?.[1];
+      if (name === undefined) continue;
+      if (!commands.has(name)) wrong.push(`docs/commands.md: the section "## ${section.heading}" is for no command of bds`);
+      byCommand.set(name, section);
+    }
+    // Options that every command has (main.ts adds them to each) are documented once, under "## Common options".
+    const shared = [...flagsOf.values()].reduce((a, b) => new Set([...a].filter((flag) => b.has(flag))));
+    if (!common) wrong.push('docs/commands.md: no "## Common options" section');
+    for (const flag of shared) {
+      if (common && !mentions(common.body, flag)) wrong.push(`docs/commands.md: "## Common options" does not document ${flag}`);
+    }
+    for (const flag of programFlags) {
+      if (!mentions(text, flag)) wrong.push(`docs/commands.md: bds ${flag} is not documented`);
+    }
+    for (const [name, command] of commands) {
+      const section = byCommand.get(name);
+      if (!section) {
+        wrong.push(`docs/commands.md: no section "## bds ${name} ..." for the command ${name}`);
+        continue;
+      }
+      for (const option of command.options) {
+        if (!option.long || shared.has(option.long)) continue;
+        if (!mentions(section.body, option.long)) wrong.push(`docs/commands.md: "## ${section.heading}" does not document ${option.long}`);
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  it('link only to pages and headings that exist', () => {
+    const wrong: string[] = [];
+    for (const { file, text } of docs) {
+      const here = path.dirname(path.join(ROOT, file));
+      for (const piece of pieces({ file, text }).filter((p) => p.kind === 'prose')) {
+        for (const [, target] of piece.text.matchAll(/\]\(([^)\s]+)\)/g)) {
+          if (/^[a-z][a-z+.-]*:/i.test(target!)) continue;
+          const [page, anchor] = target!.split('#') as [string, string | undefined];
+          const resolved = page === '' ? path.join(ROOT, file) : path.resolve(here, page);
+          if (!existsSync(resolved)) {
+            wrong.push(`${piece.where}: the link ${target} leads to no file`);
+          } else if (anchor !== undefined && resolved.endsWith('.md') && !anchors(readFileSync(resolved, 'utf8')).has(anchor)) {
+            wrong.push(`${piece.where}: the link ${target}: ${path.relative(ROOT, resolved)} has no heading #${anchor}`);
+          }
+        }
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  it('finds what it checks (the parsing above sees commands, flags and sections)', () => {
+    expect(namedCommands(docs).map(({ name }) => name)).toEqual(expect.arrayContaining([...commands.keys()]));
+    expect(namedFlags(docs).map(({ name }) => name)).toEqual(expect.arrayContaining(['--period', '--force', '--json']));
+    const headings = sections(readFileSync(path.join(ROOT, 'docs/commands.md'), 'utf8')).map(({ heading }) => heading);
+    expect(headings).toEqual(expect.arrayContaining([...commands.keys()].map((name) => expect.stringMatching(new RegExp(`^bds ${name}\\b`)))));
+  });
+});
