@@ -8,11 +8,11 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
-import type { Context } from '../src/cli/context.js';
+import type { CliRuntime } from '../src/cli/runtime.js';
 import { buildProgram } from '../src/cli/main.js';
 import { ROOT } from './helpers.js';
 
-const program = buildProgram({} as Context, async () => {});
+const program = buildProgram({} as CliRuntime, async () => {});
 const commands = new Map(program.commands.map((command) => [command.name(), command]));
 
 /** Long flags a command takes, its help option included (visibleOptions adds it; options may hold hidden ones). */
