@@ -4,7 +4,7 @@
 
 import { Argument, Command, CommanderError, Option } from 'commander';
 import { BdsError, EXIT_CODES, InterruptedError, toBdsError } from '../core/errors.js';
-import { packageVersion } from '../core/version.js';
+import { packageVersion, versionInfo } from '../core/version.js';
 import type { CommandSpec } from './command.js';
 import checkCommand from './commands/check.js';
 import completionCommand from './commands/completion.js';
@@ -59,6 +59,10 @@ Exit codes:
 
 /** Runs bds with the user's arguments (argv without node and the script) and returns the exit code. */
 export async function main(argv: string[], ctx: Context): Promise<number> {
+  if (isVerboseVersion(argv)) {
+    ctx.stdout.write(formatVersionInfo());
+    return EXIT_CODES.ok;
+  }
   let factory: Factory | undefined;
   let running: CommandSpec | undefined;
   let exitCode: number = EXIT_CODES.ok;
@@ -88,6 +92,20 @@ export async function main(argv: string[], ctx: Context): Promise<number> {
     renderError(factory ?? new Factory(ctx, {}, program), failure(error, running), exitCode);
     return exitCode;
   }
+}
+
+/**
+ * `bds --version --verbose`, in either order and with -V and -v: commander would print the version alone at
+ * --version, so it is answered before commander parses.
+ */
+function isVerboseVersion(argv: string[]): boolean {
+  return argv.length === 2 && argv.some((a) => a === '--version' || a === '-V') && argv.some((a) => a === '--verbose' || a === '-v');
+}
+
+/** What support asks first: the version, the Node.js, the platform and how bds was installed. */
+function formatVersionInfo(): string {
+  const { version, node, platform, install } = versionInfo();
+  return `bds:      ${version}\nnode:     ${node}\nplatform: ${platform}\ninstall:  ${install}\n`;
 }
 
 /**
@@ -134,7 +152,7 @@ type Runner = (spec: CommandSpec, options: CommonOptions, args: Array<string | s
 export function buildProgram(ctx: Context, runner: Runner): Command {
   const program = new Command('bds')
     .description('Deliver scrubbed datasets to the Batch Delivery Service.')
-    .version(packageVersion(), '-V, --version', 'print the version')
+    .version(packageVersion(), '-V, --version', 'print the version (-v adds Node.js and install)')
     .helpOption('-h, --help', 'show help')
     .addHelpText('after', HELP_FOOTER)
     .showSuggestionAfterError()
