@@ -63,18 +63,19 @@ async function main() {
     process.exit(2);
   }
   const { PINNED, nodeFromNpm } = await import('../scripts/node-from-npm.js');
-  const node24 = nodeFromNpm(24);
+  const { NODE_LINE } = await import('../scripts/build-binary.js');
+  const embeddedNode = nodeFromNpm(NODE_LINE);
   const here = `Node ${process.versions.node}`;
-  const embedded = `Node ${PINNED[24].version}`;
+  const embedded = `Node ${PINNED[NODE_LINE].version}`;
   const results = timeCommands(
     [
       [`node -e 0 (${here}, this machine's)`, process.execPath, ['-e', '0']],
-      [`node -e 0 (${embedded}, the binary's)`, node24, ['-e', '0']],
+      [`node -e 0 (${embedded}, the binary's)`, embeddedNode, ['-e', '0']],
       ['bds-linux-x64 --version', BINARY, ['--version']],
       ['bds-linux-x64 --help', BINARY, ['--help']],
       [`node bin/bds.js --version (${here})`, process.execPath, [BIN, '--version']],
       [`node bin/bds.js --help (${here})`, process.execPath, [BIN, '--help']],
-      [`node bin/bds.js --version (${embedded})`, node24, [BIN, '--version']],
+      [`node bin/bds.js --version (${embedded})`, embeddedNode, [BIN, '--version']],
     ],
     runs,
   );

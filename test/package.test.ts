@@ -22,8 +22,8 @@ describe('the packed package in another project', () => {
 
     writeFileSync(
       path.join(project, 'deliver.mjs'),
-      `import { deliver, EXIT_CODES } from 'bds-cli';
-import { startSandbox } from 'bds-cli/sandbox';
+      `import { deliver, EXIT_CODES } from '@batch-delivery/bds';
+import { startSandbox } from '@batch-delivery/bds/sandbox';
 const sandbox = await startSandbox({ port: 0 });
 const steps = [];
 try {
@@ -38,15 +38,15 @@ try {
 }
 `,
     );
-    const example = path.join(project, 'node_modules', 'bds-cli', 'examples', 'records-2024-05');
+    const example = path.join(project, 'node_modules', '@batch-delivery', 'bds', 'examples', 'records-2024-05');
     const out = JSON.parse(execFileSync(process.execPath, ['deliver.mjs', example, tempDir()], { cwd: project, encoding: 'utf8' }));
     expect(out).toEqual({ status: 'received', steps: ['checking', 'checked', 'checking', 'creating', 'uploading', 'completing', 'done'], ok: 0 });
 
     mkdirSync(path.join(project, 'src'));
     writeFileSync(
       path.join(project, 'src', 'pipeline.ts'),
-      `import { BdsError, deliver, type DeliveryEvent, type DeliverResult } from 'bds-cli';
-import { startSandbox, type Sandbox } from 'bds-cli/sandbox';
+      `import { BdsError, deliver, type DeliveryEvent, type DeliverResult } from '@batch-delivery/bds';
+import { startSandbox, type Sandbox } from '@batch-delivery/bds/sandbox';
 export async function run(dir: string, signal: AbortSignal): Promise<DeliverResult | number> {
   const sandbox: Sandbox = await startSandbox({ port: 0 });
   try {

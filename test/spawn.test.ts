@@ -19,6 +19,14 @@ describe('bin/bds.js', () => {
     expect(help.stdout).toContain('Exit codes');
   });
 
+  it('--version --verbose names the install kind: a clone here, or the standalone binary under BDS_TEST_BIN', async () => {
+    const res = await spawnCli(['--version', '--verbose']);
+    expect(res.code).toBe(0);
+    expect(res.stdout).toMatch(new RegExp(`^bds: +${packageVersion().replaceAll('.', '\\.')}\nnode: +\\d+\\.\\d+\\.\\d+\\n`));
+    expect(res.stdout).toContain(`platform: ${process.platform}-${process.arch}\n`);
+    expect(res.stdout).toMatch(new RegExp(`^install: +${process.env.BDS_TEST_BIN ? 'binary' : 'clone'}$`, 'm'));
+  });
+
   it('delivers, with X-Service-Client naming this machine, and prints JSON', async () => {
     const box = await sandbox();
     const source = newSource(box);

@@ -4,7 +4,7 @@
 
 import { Argument, Command, CommanderError, Option } from 'commander';
 import { EXIT_CODES } from '../core/errors.js';
-import { packageVersion } from '../core/version.js';
+import { packageVersion, versionInfo } from '../core/version.js';
 import type { CommandSpec, CommonOptions } from './command.js';
 import checkCommand from './commands/check.js';
 import completionCommand from './commands/completion.js';
@@ -57,6 +57,10 @@ Exit codes:
 
 /** Runs bds with the user's arguments (argv without node and the script) and returns the exit code. */
 export async function main(argv: string[], runtime: CliRuntime): Promise<number> {
+  if (isVerboseVersion(argv)) {
+    runtime.stdout.write(formatVersionInfo());
+    return EXIT_CODES.ok;
+  }
   let exitCode: number = EXIT_CODES.ok;
   const program = buildProgram(runtime, async (spec, options, args, command) => {
     const { runCommand } = await import('./run-command.js');
@@ -80,6 +84,20 @@ export async function main(argv: string[], runtime: CliRuntime): Promise<number>
 }
 
 /**
+ * `bds --version --verbose`, in either order and with -V and -v: commander would print the version alone at
+ * --version, so it is answered before commander parses.
+ */
+function isVerboseVersion(argv: string[]): boolean {
+  return argv.length === 2 && argv.some((a) => a === '--version' || a === '-V') && argv.some((a) => a === '--verbose' || a === '-v');
+}
+
+/** What support asks first: the version, the Node.js, the platform and how bds was installed. */
+function formatVersionInfo(): string {
+  const { version, node, platform, install } = versionInfo();
+  return `bds:      ${version}\nnode:     ${node}\nplatform: ${platform}\ninstall:  ${install}\n`;
+}
+
+/**
  * `bds help <name>` for a name that is no command: commander prints the general help and fails without a word
  * of why. Read as `bds <name>`, it gets commander's "unknown command" line and its suggestion (and
  * `bds help help` is `bds help`).
@@ -100,7 +118,7 @@ type Runner = (spec: CommandSpec, options: CommonOptions, args: Array<string | s
 export function buildProgram(runtime: CliRuntime, runner: Runner): Command {
   const program = new Command('bds')
     .description('Deliver scrubbed datasets to the Batch Delivery Service.')
-    .version(packageVersion(), '-V, --version', 'print the version')
+    .version(packageVersion(), '-V, --version', 'print the version (-v adds Node.js and install)')
     .helpOption('-h, --help', 'show help')
     .addHelpText('after', HELP_FOOTER)
     .showSuggestionAfterError()

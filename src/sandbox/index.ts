@@ -1,5 +1,5 @@
-// The sandbox as a seller's pipeline tests use it (`import { startSandbox } from 'bds-cli/sandbox'`): the whole
-// API on a local port, with a source registered and ready to deliver to.
+// The sandbox as a seller's pipeline tests use it (`import { startSandbox } from '@batch-delivery/bds/sandbox'`):
+// the whole API on a local port, with a source registered and ready to deliver to.
 
 import { startSandbox as startEmulator, type Sandbox as Emulator } from './emulator.js';
 
