@@ -106,7 +106,9 @@ export function parseFailOn(value: string | readonly string[]): FailOnState[] {
   const names = (typeof value === 'string' ? value.split(',') : [...value]).map((name) => String(name).trim()).filter(Boolean);
   const wrong = names.filter((name) => !FAIL_ON_STATES.includes(name as FailOnState));
   if (wrong.length > 0 || names.length === 0) {
-    throw new UsageError(`--fail-on ${typeof value === 'string' ? value : names.join(',')}: ${wrong.length > 0 ? `${wrong.join(', ')} is not a state it can name` : 'names no state'}`, {
+    const given = typeof value === 'string' ? value : names.join(',');
+    const problem = wrong.length === 0 ? 'names no state' : `${wrong.join(', ')} ${wrong.length === 1 ? 'is not a state' : 'are not states'} it can name`;
+    throw new UsageError(`--fail-on${given ? ` ${given}:` : ''} ${problem}`, {
       hint: `name one or more of ${FAIL_ON_STATES.join(', ')}, separated by commas (pending: received or in review)`,
     });
   }
