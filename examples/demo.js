@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// npm run demo: start the sandbox, register a source, deliver the example folder, list it, stop.
+// npm run demo: start the sandbox, register a source, deliver the example folder, list it, have the sandbox accept
+// it and show where the months stand, stop.
 // Offline and self-contained: bds runs exactly as a user would run it, against a throw-away sandbox.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -48,6 +49,11 @@ try {
   await bds('deliver', 'examples/records-2024-05', '--period', '2024-05');
   await bds('list');
   console.log('\nThe second deliver found the first and sent nothing: re-runs are safe.');
+  // The service reviews each batch; the sandbox decides when told to, as a seller's pipeline test would.
+  const [batch] = sandbox.store.batches();
+  sandbox.review(batch.id, 'accepted');
+  console.log(`\nThe sandbox accepted ${batch.id}. Where do the months around it stand?`);
+  await bds('status', '--since', '2024-04', '--until', '2024-06');
 } catch (error) {
   console.error(`demo failed: ${error.message}`);
   failed = true;

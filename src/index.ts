@@ -13,6 +13,8 @@ import { Operation } from './core/operation.js';
 import type { Env } from './core/runtime.js';
 import { processRuntime } from './process-runtime.js';
 import * as service from './core/service.js';
+import * as review from './core/status/status.js';
+import type { StatusOptions, StatusResult, WaitForReviewOptions } from './core/status/status.js';
 import type { ListOptions, RegisterSourceOptions, WhoamiResult } from './core/service.js';
 import type { BatchListEntry, Source } from './core/api/types.js';
 
@@ -37,6 +39,9 @@ export type { SchemaChanges } from './core/delivery/plan.js';
 export type { ColumnChange, ColumnDiff, ColumnEntry } from './core/preflight/columns.js';
 export type { DeliveryEvent, EventListener, Notice, Step, StepEvent, Subject } from './core/delivery/events.js';
 export type { ListOptions, RegisterSourceOptions, WhoamiResult } from './core/service.js';
+export type { ReviewChoices, StatusOptions, StatusResult, WaitForReviewOptions } from './core/status/status.js';
+export type { FailOnState, MonthState, MonthStatus } from './core/status/ledger.js';
+export type { ReviewEvent, StateChange } from './core/status/events.js';
 export type { BatchListEntry, BatchStatus, MeResponse, Product, Source } from './core/api/types.js';
 
 /** What every function takes: settings not given are resolved as the CLI resolves them. */
@@ -72,7 +77,10 @@ export function checkMany(options: CheckManyOptions & LibraryOptions): Promise<C
   return withOperation(options, (op) => checkManyUseCase(options, op));
 }
 
-/** Checks the folder and delivers it as one batch: the object `bds deliver --json` prints. */
+/**
+ * Checks the folder and delivers it as one batch: the object `bds deliver --json` prints. With `wait`, then waits
+ * for the month's review as `waitForReview` does, and the result has `review`.
+ */
 export function deliver(options: DeliverOptions & LibraryOptions & { dryRun?: false }): Promise<DeliverResult>;
 export function deliver(options: DeliverOptions & LibraryOptions & { dryRun: true }): Promise<DryRunResult>;
 export function deliver(options: DeliverOptions & LibraryOptions): Promise<DeliverResult | DryRunResult>;
@@ -106,6 +114,23 @@ export function registerSource(options: RegisterSourceOptions & LibraryOptions):
   return withOperation(options, (op) => service.registerSource(options, op));
 }
 
+
+/**
+ * Where each month stands: the object `bds status --json` prints. A rejected or missing month does not reject:
+ * `exit_code` is 7 when a month is in a state `failOn` names.
+ */
+export function status(options: StatusOptions & LibraryOptions = {}): Promise<StatusResult> {
+  return withOperation(options, (op) => review.status(options, op));
+}
+
+/**
+ * The same after waiting until no month shown is received or in review (`bds status --wait`): polls every 15 s,
+ * backing off to 60 s, for at most `timeout` ms (default 30 minutes). `exit_code` is 7 when a month ended in a
+ * state `failOn` names (default rejected), or is still pending at the timeout.
+ */
+export function waitForReview(options: WaitForReviewOptions & LibraryOptions = {}): Promise<StatusResult> {
+  return withOperation(options, (op) => review.waitForReview(options, op));
+}
 
 async function withOperation<T>(options: LibraryOptions & { sourceId?: string | undefined }, work: (op: Operation) => Promise<T>): Promise<T> {
   const runtime = processRuntime(options);

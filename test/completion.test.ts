@@ -32,7 +32,7 @@ function shellRun(shell: string, args: string[]): { status: number | null; stdou
 
 describe('bds completion', () => {
   it('knows the definitions it is generated from', () => {
-    expect(COMMANDS).toEqual(['whoami', 'register-source', 'check', 'deliver', 'list', 'sandbox', 'completion']);
+    expect(COMMANDS).toEqual(['whoami', 'register-source', 'check', 'deliver', 'list', 'status', 'sandbox', 'completion']);
     expect(DELIVER_OPTIONS).toEqual(expect.arrayContaining(['--period', '--source', '--product', '--file', '--dry-run', '--force', '-q', '--quiet']));
   });
 

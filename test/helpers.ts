@@ -95,6 +95,8 @@ export interface RunOptions {
   now?: () => Date;
   /** Delays asked of sleep(), in ms (sleep itself returns at once). */
   sleeps?: number[];
+  /** Instead of the sleep that returns at once (a fakeClock's moves its clock). */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   pid?: number;
   isProcessAlive?: (pid: number) => boolean;
 }
@@ -123,8 +125,9 @@ export async function run(argv: string[], options: RunOptions = {}): Promise<Run
     stderr,
     signal: options.signal ?? new AbortController().signal,
     now: options.now ?? (() => new Date()),
-    sleep: async (ms) => {
+    sleep: async (ms, signal) => {
       options.sleeps?.push(ms);
+      await options.sleep?.(ms, signal);
     },
     random: () => 0.5,
     isProcessAlive: options.isProcessAlive ?? (() => false),
@@ -306,6 +309,21 @@ export function linesVerdict(input: Buffer | string, fileName = 'f'): string {
     else if (verdict !== 'empty') return `${fileName} line ${index + 1} ${verdict}`;
   }
   return `records ${records}`;
+}
+
+/** A clock that only sleep() moves: a 30-minute wait runs at once, and "this month" is the one it starts in. */
+export function fakeClock(start: string): { ms: () => number; now: () => Date; sleep: (ms: number) => Promise<void>; advance: (ms: number) => void } {
+  let at = Date.parse(start);
+  return {
+    ms: () => at,
+    now: () => new Date(at),
+    sleep: async (ms) => {
+      at += ms;
+    },
+    advance: (ms) => {
+      at += ms;
+    },
+  };
 }
 
 /** Waits until `condition` holds, polling every 10 ms; fails naming `what` once `timeoutMs` has passed. */

@@ -113,7 +113,7 @@ describe('the library', () => {
     const box = await startPublicSandbox({ port: 0 });
     try {
       expect(box.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-      expect(Object.keys(box).sort()).toEqual(['baseUrl', 'close', 'keys', 'sourceId', 'storageUrl']);
+      expect(Object.keys(box).sort()).toEqual(['baseUrl', 'close', 'keys', 'review', 'sourceId', 'storageUrl']);
       const folder = makeFolder();
       const result = await deliver({ dir: folder.dir, period: '2024-05', env: envFor(box, box.sourceId) });
       expect(result.batch.status).toBe('received');

@@ -12,6 +12,7 @@ import deliverCommand from './commands/deliver.js';
 import listCommand from './commands/list.js';
 import registerSourceCommand from './commands/register-source.js';
 import sandboxCommand from './commands/sandbox.js';
+import statusCommand from './commands/status.js';
 import whoamiCommand from './commands/whoami.js';
 import { errorDocument } from './output/format.js';
 import { githubAnnotation, inGithubActions } from './output/github.js';
@@ -24,6 +25,7 @@ const COMMANDS: CommandSpec[] = [
   checkCommand,
   deliverCommand,
   listCommand,
+  statusCommand,
   sandboxCommand,
   completionCommand,
 ];
@@ -51,6 +53,8 @@ Exit codes:
   4  the API or the storage host refused the request, or answered with a redirect
   5  network or server failure after retries, or a response that makes no sense
   6  another bds process is delivering the same source, period and product
+  7  status (or deliver --wait): a month is in a state --fail-on names, or still
+     pending when --wait timed out
   130/143  interrupted by SIGINT/SIGTERM; a delivery run again resumes
   129      interrupted by SIGHUP (a closed terminal or ssh session); likewise
 `;

@@ -9,6 +9,8 @@ export const EXIT_CODES = {
   refused: 4,
   network: 5,
   locked: 6,
+  /** `status` (or `deliver --wait`): a month in a state --fail-on names, or still pending when the wait timed out. */
+  status: 7,
   sighup: 129,
   sigint: 130,
   sigterm: 143,

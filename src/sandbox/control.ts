@@ -6,10 +6,11 @@ import { BATCH_STATUSES, REQUEST_ID_HEADER, type BatchStatus } from '../core/api
 import type { Fault, FaultInjector } from './faults.js';
 import type { Reply } from './http.js';
 import { errorReply, jsonReply } from './http.js';
-import type { SandboxStore } from './store.js';
+import { ReviewError, type ReviewStatus, type SandboxStore } from './store.js';
 
 export const CONTROL_PREFIX = '/_sandbox';
 const STATUS_PATH = /^\/_sandbox\/batches\/([^/]+)\/status$/;
+const REVIEW_PATH = /^\/_sandbox\/batches\/([^/]+)\/review$/;
 
 /** Answers the request if it is a control request; returns whether it was. */
 export function handleControl(store: SandboxStore, faults: FaultInjector, req: IncomingMessage, res: ServerResponse, url: URL): boolean {
@@ -70,8 +71,25 @@ function controlReply(store: SandboxStore, faults: FaultInjector, method: string
     store.setStatus(id, status as BatchStatus);
     return jsonReply(200, { batch: { id, status } });
   }
+  const reviewMatch = REVIEW_PATH.exec(pathname);
+  if (reviewMatch) {
+    if (method !== 'POST') return errorReply(405, 'method_not_allowed', `${method} is not allowed; use POST`, { allow: 'POST' });
+    const id = decodeURIComponent(reviewMatch[1]!);
+    const parsed = parseJson(text);
+    if ('reply' in parsed) return parsed.reply;
+    const status = (parsed.value as { status?: unknown } | null)?.status as ReviewStatus;
+    try {
+      store.review(id, status);
+    } catch (error) {
+      if (!(error instanceof ReviewError)) throw error;
+      return errorReply(REVIEW_ERROR_STATUS[error.code], error.code, error.message);
+    }
+    return jsonReply(200, { batch: { id, status } });
+  }
   return errorReply(404, 'not_found', `no control route ${pathname}`);
 }
+
+const REVIEW_ERROR_STATUS: Record<ReviewError['code'], number> = { invalid_request: 422, batch_not_found: 404, not_received: 409 };
 
 function parseJson(text: string): { value: unknown } | { reply: Reply } {
   try {

@@ -9,14 +9,14 @@ import { FaultInjector } from './faults.js';
 import type { RecordedRequest } from './http.js';
 import { SANDBOX_KEYS, createApiServer } from './server.js';
 import { createStorageServer } from './storage.js';
-import { SandboxStore } from './store.js';
+import { SandboxStore, type ReviewMode, type ReviewStatus } from './store.js';
 
 export { SANDBOX_KEYS } from './server.js';
 export { FaultInjector, ROUTE_NAMES } from './faults.js';
 export type { Fault, RouteName } from './faults.js';
 export type { RecordedRequest } from './http.js';
 export { SandboxStore } from './store.js';
-export type { BatchRecord, SourceRecord, UploadRecord } from './store.js';
+export type { BatchRecord, ReviewMode, ReviewStatus, SourceRecord, UploadRecord } from './store.js';
 
 export interface SandboxOptions {
   /** Default '127.0.0.1'. */
@@ -40,6 +40,10 @@ export interface SandboxOptions {
   publicUrls?: { api?: string; storage?: string };
   /** Clock in ms; default Date.now. Tests move it to expire URLs or to judge "future period". */
   now?: () => number;
+  /** The sandbox's own review of received batches; default 'none' (they stay received until a test decides). */
+  review?: ReviewMode;
+  /** accept or reject: how long after it was received a batch is decided, in ms; default 10 s. */
+  reviewAfter?: number;
 }
 
 export interface Sandbox {
@@ -51,11 +55,22 @@ export interface Sandbox {
   faults: FaultInjector;
   /** Every request either server received, in order (control requests excepted). */
   requests: RecordedRequest[];
+  /** Decides one received batch's review (as POST /_sandbox/batches/<id>/review does); throws for another. */
+  review(id: string, status: ReviewStatus): void;
   /** Closes both servers, destroys open sockets (hung ones too), removes the temp dir. */
   close(): Promise<void>;
 }
 
+/** How long after it was received the sandbox's own review decides a batch, unless told otherwise. */
+export const DEFAULT_REVIEW_AFTER_MS = 10_000;
+
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
+  if (options.review !== undefined && !['accept', 'reject', 'none'].includes(options.review)) {
+    throw new TypeError(`review must be accept, reject or none, not ${String(options.review)}`);
+  }
+  if (options.reviewAfter !== undefined && !(Number.isFinite(options.reviewAfter) && options.reviewAfter >= 0)) {
+    throw new TypeError(`reviewAfter must be a number of milliseconds, not ${String(options.reviewAfter)}`);
+  }
   const host = options.host ?? '127.0.0.1';
   const now = options.now ?? Date.now;
   const dir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'bds-sandbox-'));
@@ -78,6 +93,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       uploadTtlSeconds: options.uploadTtlSeconds ?? 3600,
       honourIdempotencyKey: options.honourIdempotencyKey ?? true,
       uploadOrigin: options.uploadOrigin ?? 'storage',
+      review: { mode: options.review ?? 'none', afterMs: options.reviewAfter ?? DEFAULT_REVIEW_AFTER_MS },
       urls,
     },
     (req, res, url) => handleControl(store, faults, req, res, url),
@@ -103,6 +119,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     store,
     faults,
     requests,
+    review: (id, status) => store.review(id, status),
     close() {
       closed ??= (async () => {
         closing.abort();

@@ -18,7 +18,7 @@ import type { RouteName } from './faults.js';
 import type { Exchange, Reply, ServeContext } from './http.js';
 import { errorReply, jsonReply, readBody, serveRoute } from './http.js';
 import { signedUploadUrl } from './storage.js';
-import type { BatchRecord, SandboxStore } from './store.js';
+import type { BatchRecord, ReviewMode, SandboxStore } from './store.js';
 import { STREAM_HIGH_WATER_MARK, hasContentLength, receiveUpload, uploadHeaders, wrongUploadHeader } from './upload.js';
 
 /** Fixed, well-known keys, so that docs, scripts and spawned CLIs can use them. */
@@ -39,6 +39,8 @@ export interface ApiContext extends ServeContext {
   uploadTtlSeconds: number;
   honourIdempotencyKey: boolean;
   uploadOrigin: 'storage' | 'api';
+  /** The sandbox's own review of received batches. */
+  review: { mode: ReviewMode; afterMs: number };
   /** Known once both servers listen. */
   urls: { base: string; storage: string };
 }
@@ -73,6 +75,8 @@ export function createApiServer(context: ApiContext, handleControl: (req: http.I
 
   return http.createServer({ highWaterMark: STREAM_HIGH_WATER_MARK }, (req, res) => {
     const url = new URL(req.url ?? '/', 'http://api');
+    // Every answer, the control routes' included, sees the review as it stands now.
+    context.store.advanceReviews(context.review.mode, context.review.afterMs);
     if (handleControl(req, res, url)) return;
     const matched = routes.find((route) => route.pattern.test(url.pathname));
     const route = matched?.methods[req.method ?? ''];

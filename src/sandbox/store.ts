@@ -33,7 +33,18 @@ export interface BatchRecord {
   upload: UploadRecord | null;
   /** Headers the last successful upload carried, lower-cased. */
   upload_headers: Record<string, string> | null;
+  /** When the upload was confirmed: the review's clock starts here. Absent in state files of older sandboxes. */
+  received_at?: string | null;
+  /** A test decided the review (the control route, review()): the sandbox's own review leaves it alone. */
+  review_decided?: boolean;
 }
+
+/** What the sandbox's own review does to a received batch: accept or reject it, or nothing (a test decides). */
+export type ReviewMode = 'accept' | 'reject' | 'none';
+
+/** The review's decisions a test may make for one batch. */
+export const REVIEW_STATUSES = ['accepted', 'rejected', 'in_review'] as const;
+export type ReviewStatus = (typeof REVIEW_STATUSES)[number];
 
 export type NewBatch = Pick<
   BatchRecord,
@@ -136,7 +147,39 @@ export class SandboxStore {
     const batch = this.findBatch(id);
     if (!batch) throw new Error(`no batch ${id}`);
     batch.status = status;
+    if (status === 'received') batch.received_at = this.timestamp();
     this.save();
+  }
+
+  /** A test's decision for one batch; it must have been received. Throws a ReviewError otherwise. */
+  review(id: string, status: ReviewStatus): void {
+    if (!REVIEW_STATUSES.includes(status)) throw new ReviewError('invalid_request', `status must be one of ${REVIEW_STATUSES.join(', ')}`);
+    const batch = this.findBatch(id);
+    if (!batch) throw new ReviewError('batch_not_found', `batch ${id} does not exist`);
+    if (batch.status === 'awaiting_upload') throw new ReviewError('not_received', `batch ${id} is awaiting_upload: only a received batch is reviewed`);
+    batch.status = status;
+    batch.review_decided = true;
+    this.save();
+  }
+
+  /**
+   * The sandbox's own review, brought up to `now`: a received batch is in review at once, and accepted (or
+   * rejected) once `afterMs` have passed since it was received. Worked out from the stored times whenever the
+   * API is asked, so it needs no timer and goes on where it was after a restart with the same data dir.
+   */
+  advanceReviews(mode: ReviewMode, afterMs: number): void {
+    if (mode === 'none') return;
+    const now = this.now();
+    let changed = false;
+    for (const batch of this.state.batches) {
+      if ((batch.status !== 'received' && batch.status !== 'in_review') || batch.review_decided) continue;
+      const receivedAt = Date.parse(batch.received_at ?? batch.created_at);
+      const status: BatchStatus = now - receivedAt >= afterMs ? (mode === 'accept' ? 'accepted' : 'rejected') : 'in_review';
+      if (status === batch.status) continue;
+      batch.status = status;
+      changed = true;
+    }
+    if (changed) this.save();
   }
 
   /** Where a fresh upload for the batch is written before it is recorded. */
@@ -189,6 +232,16 @@ export class SandboxStore {
     const temp = `${file}.${process.pid}.tmp`;
     fs.writeFileSync(temp, JSON.stringify(this.state, null, 2));
     fs.renameSync(temp, file);
+  }
+}
+
+/** Why a review could not be made; `code` is the control route's error code. */
+export class ReviewError extends Error {
+  constructor(
+    readonly code: 'invalid_request' | 'batch_not_found' | 'not_received',
+    message: string,
+  ) {
+    super(message);
   }
 }
 

@@ -14,10 +14,14 @@ import { deliveredText } from '../output/words.js';
 import { formatBytes, formatDuration } from '../output/format.js';
 import { appendStepSummary, inGithubActions } from '../output/github.js';
 import { renderTable } from '../output/table.js';
+import { routeReview, sayVerdict, statusLines, statusText } from '../output/status-view.js';
+import { failOnFor } from '../../core/status/ledger.js';
+import type { StatusResult } from '../../core/status/status.js';
+import { reviewChoices, reviewOptions, type ReviewFlags } from './review-options.js';
 
 import { folderOf, folderOptions, refuseOneFolderFlags, type FolderFlags } from './folder-options.js';
 
-interface DeliverFlags extends FolderFlags {
+interface DeliverFlags extends FolderFlags, ReviewFlags {
   dryRun?: boolean;
   force?: boolean;
   skipDelivered?: boolean;
@@ -43,6 +47,7 @@ export default defineCommand<DeliverFlags, Outcome>({
     new Option('--force', 'deliver even when this period already has a delivered batch'),
     new Option('--skip-delivered', 'count a delivered batch of this period as delivered, whatever file it came from (CI)'),
     new Option('--jobs <n>', `several folders: how many months run at once, ${JOBS.min} to ${JOBS.max} (default ${JOBS.default})`),
+    ...reviewOptions('then wait for the review of the months delivered (--fail-on defaults to rejected)'),
   ],
   async run(op, io, flags, [dirs]) {
     const folders = Array.isArray(dirs) ? dirs : [String(dirs)];
@@ -61,18 +66,26 @@ export default defineCommand<DeliverFlags, Outcome>({
         dryRun: flags.dryRun,
         force: flags.force,
         skipDelivered: flags.skipDelivered,
+        ...reviewChoices(flags),
       },
-      op.with({ onEvent: view.onEvent }),
+      op.with({ onEvent: routeReview(io, view.onEvent) }),
     );
     return { folders: 'one', result, elapsedMs: op.runtime.now().getTime() - started };
   },
-  print(io, outcome, _flags, op) {
-    if (outcome.folders === 'several') return printSeveral(io, op, outcome.result, outcome.elapsedMs);
-    const { result, elapsedMs } = outcome;
-    if ('dry_run' in result) printDryRun(io, result);
-    else printDelivery(io, op, result, elapsedMs);
+  print(io, outcome, flags, op) {
+    const code = printOutcome(io, outcome, op);
+    const review = 'review' in outcome.result ? outcome.result.review : undefined;
+    // --wait: after a delivery, the review's exit code (with several folders, already the result's).
+    return review ? sayVerdict(io, review, { failOn: failOnFor(flags.failOn, true), waited: flags.timeout ?? '30m' }) : code;
   },
 });
+
+function printOutcome(io: IO, outcome: Outcome, op: Operation): number | void {
+  if (outcome.folders === 'several') return printSeveral(io, op, outcome.result, outcome.elapsedMs);
+  const { result, elapsedMs } = outcome;
+  if ('dry_run' in result) printDryRun(io, result);
+  else printDelivery(io, op, result, elapsedMs);
+}
 
 /** --jobs as a number, checked with one folder too: a typo should not wait for the day it matters. */
 function parseJobs(jobs: string | undefined): number | undefined {
@@ -89,8 +102,8 @@ async function deliverSeveral(op: Operation, io: IO, flags: DeliverFlags, dirs: 
   const view = new BackfillView(io, op.runtime.now);
   try {
     const result = await deliverFolders(
-      { dirs, product: flags.product, jobs, dryRun: flags.dryRun, force: flags.force, skipDelivered: flags.skipDelivered },
-      op.with({ onEvent: view.onEvent }),
+      { dirs, product: flags.product, jobs, dryRun: flags.dryRun, force: flags.force, skipDelivered: flags.skipDelivered, ...reviewChoices(flags) },
+      op.with({ onEvent: routeReview(io, view.onEvent, () => view.close()) }),
     );
     return { folders: 'several', result, elapsedMs: op.runtime.now().getTime() - started };
   } finally {
@@ -104,7 +117,7 @@ function printSeveral(io: IO, op: Operation, result: DeliverManyResult, elapsedM
   const { deliveries, exit_code } = result;
   const interrupted = signal.aborted && signal.reason instanceof InterruptedError ? signal.reason : undefined;
   io.result(result, () =>
-    io.flags.quiet ? deliveries.map(quietMonthLine).join('\n') : severalSummary(io, deliveries, elapsedMs, interrupted !== undefined),
+    withReview(io, io.flags.quiet ? deliveries.map(quietMonthLine).join('\n') : severalSummary(io, deliveries, elapsedMs, interrupted !== undefined), result.review),
   );
   if (interrupted) io.error(interrupted.message, 'run the same command again to finish: what was delivered is skipped, what was interrupted resumes');
   const summaryFile = runtime.env.GITHUB_STEP_SUMMARY;
@@ -200,6 +213,12 @@ function severalSummary(io: IO, deliveries: MonthResult[], elapsedMs: number, in
   ].join('\n');
 }
 
+/** --wait: the review of the months delivered, below what was delivered. */
+function withReview(io: IO, text: string, review: StatusResult | null | undefined): string {
+  if (!review) return text;
+  return io.flags.quiet ? `${text}\n${statusLines(review)}` : `${text}\n\n${statusText(io, review)}`;
+}
+
 function printDryRun(io: IO, result: DryRunResult): void {
   const existing = result.existing_batch;
   io.result(result, () =>
@@ -227,7 +246,7 @@ function wouldText({ action, batch_id, status }: DryRunResult['would']): string 
 
 function printDelivery(io: IO, { runtime }: Operation, result: DeliverResult, elapsedMs: number): void {
   const { batch, skipped } = result;
-  io.result(result, () => (io.flags.quiet ? quietLine(result) : summary(result, elapsedMs)));
+  io.result(result, () => withReview(io, io.flags.quiet ? quietLine(result) : summary(result, elapsedMs), result.review));
   const summaryFile = runtime.env.GITHUB_STEP_SUMMARY;
   if (!inGithubActions(runtime.env) || !summaryFile) return;
   try {

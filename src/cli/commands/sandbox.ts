@@ -5,11 +5,14 @@ import { Option } from 'commander';
 import { UsageError } from '../../core/errors.js';
 import { defineCommand } from '../command.js';
 import type { CommonOptions } from '../command.js';
+import { parseDuration } from './review-options.js';
 
 interface SandboxFlags extends CommonOptions {
   port: string;
   host: string;
   dataDir?: string;
+  review: 'accept' | 'reject' | 'none';
+  reviewAfter: string;
 }
 
 export default defineCommand<SandboxFlags, void>({
@@ -19,14 +22,19 @@ export default defineCommand<SandboxFlags, void>({
     new Option('--port <port>', 'API port; the storage host listens on the next one').default('8787'),
     new Option('--host <host>', 'address to listen on').default('127.0.0.1'),
     new Option('--data-dir <path>', 'keep sources, batches and uploads in this folder'),
+    new Option('--review <decision>', 'review received batches: accept, reject, or none (they stay received until a test decides)')
+      .choices(['accept', 'reject', 'none'])
+      .default('none'),
+    new Option('--review-after <duration>', 'with --review accept or reject: decide a batch this long after it was received').default('10s'),
   ],
   async run(op, io, flags) {
     const { runtime, signal } = op;
     const port = Number(flags.port);
     if (!/^\d+$/.test(flags.port) || port > 65535) throw new UsageError(`--port ${flags.port} is not a port number (0 to 65535)`);
+    const reviewAfter = parseDuration(flags.reviewAfter, '--review-after');
     const dataDir = flags.dataDir ? path.resolve(runtime.cwd, flags.dataDir) : undefined;
     const { startSandbox } = await import('../../sandbox/index.js');
-    const sandbox = await startSandbox({ host: flags.host, port, ...(dataDir ? { dataDir } : {}) }).catch(
+    const sandbox = await startSandbox({ host: flags.host, port, review: flags.review, reviewAfter, ...(dataDir ? { dataDir } : {}) }).catch(
       (error: { code?: string; message?: string; path?: string }) => {
         if (error.code === 'EADDRINUSE') {
           throw new UsageError(`port ${port} or ${port + 1} is already in use`, { hint: 'choose others with --port' });
@@ -55,6 +63,10 @@ export default defineCommand<SandboxFlags, void>({
           `  test  ${sandbox.keys.test}`,
           '',
           `Source: ${sandbox.sourceId}`,
+          '',
+          flags.review === 'none'
+            ? `Review: none; a batch stays received until decided with POST ${sandbox.baseUrl}/_sandbox/batches/<id>/review {"status": "accepted"}`
+            : `Review: a received batch is in review at once, and ${flags.review === 'accept' ? 'accepted' : 'rejected'} ${flags.reviewAfter} after it was received.`,
           '',
           'Try it in another terminal (examples/ is in the bds repository and its package):',
           `  export BDS_BASE_URL=${sandbox.baseUrl} BDS_API_KEY=${sandbox.keys.test} BDS_SOURCE_ID=${sandbox.sourceId}`,

@@ -49,6 +49,8 @@ export class BackfillView {
   readonly onEvent = (event: DeliveryEvent): void => {
     if (event.type === 'queued') return this.queue(event.deliveries);
     if (event.type === 'notice') return this.notice(event);
+    // --wait: the review's own view (status-view.ts) shows these.
+    if (event.type === 'review_waiting' || event.type === 'review_polled') return;
     const month = this.months.find((m) => m.period === event.period && m.product === event.product);
     if (!month) return;
     switch (event.type) {

@@ -31,6 +31,9 @@ export class DeliveryView {
         return;
       case 'queued':
         return; // several deliveries only (backfill-view.ts)
+      case 'review_waiting':
+      case 'review_polled':
+        return; // --wait: the review's own view (status-view.ts)
       case 'step':
         break;
     }

@@ -27,9 +27,10 @@ import { checkJobs } from './jobs.js';
 import { periodInName } from '../preflight/period.js';
 import { duplicateError } from './several.js';
 import { failureData, type FailureData } from './failure.js';
+import { checkReviewChoices, reviewOf, type ReviewChoices, type StatusResult } from '../status/status.js';
 
 
-export interface DeliverManyOptions extends DeliveryChoices {
+export interface DeliverManyOptions extends DeliveryChoices, ReviewChoices {
   /** The folders, each named for its month (`out/2024-05`). */
   dirs: string[];
   product?: Product | undefined;
@@ -59,12 +60,18 @@ export type MonthResult = (DeliverResult | DryRunResult | FailedDelivery) & { di
 export interface DeliverManyResult {
   /** Oldest first. */
   deliveries: MonthResult[];
-  /** 0 when every month was delivered or already was; else the first failed month's (in period order). */
+  /**
+   * 0 when every month was delivered or already was; else the first failed month's (in period order). With
+   * `wait`, once every month is delivered: the review's.
+   */
   exit_code: number;
+  /** With `wait`: the review of the months, as `bds status --json` prints it; null when a month failed (no wait). */
+  review?: StatusResult | null;
 }
 
 export async function deliverFolders(options: DeliverManyOptions, op: Operation): Promise<DeliverManyResult> {
   checkChoices(options);
+  const review = checkReviewChoices(options);
   const jobs = checkJobs(options.jobs);
   const target = await deliveryTarget(op);
   const folders = await checkAll(options, op);
@@ -99,7 +106,11 @@ export async function deliverFolders(options: DeliverManyOptions, op: Operation)
   }
   if (op.signal.aborted) return { deliveries: results, exit_code: abortError(op.signal).exitCode };
   const firstFailure = results.find((result) => result.error !== null);
-  return { deliveries: results, exit_code: firstFailure?.error?.exit_code ?? EXIT_CODES.ok };
+  if (!review) return { deliveries: results, exit_code: firstFailure?.error?.exit_code ?? EXIT_CODES.ok };
+  // The review is waited for once every month is delivered: a failure is told at once, not after the wait.
+  if (firstFailure) return { deliveries: results, exit_code: firstFailure.error!.exit_code, review: null };
+  const reviewed = await reviewOf(results, target.sourceId, review, op);
+  return { deliveries: results, exit_code: reviewed.exit_code, review: reviewed };
 }
 
 /**

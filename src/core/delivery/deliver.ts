@@ -15,8 +15,9 @@ import { compareSchema, planFolder, type SchemaBaseline, type SchemaChanges } fr
 import { RecordStore } from './record-store.js';
 import { removeCopy } from '../datapass/data-pass.js';
 import type { RerunDecision } from './rerun.js';
+import { checkReviewChoices, reviewOf, type ReviewChoices, type StatusResult } from '../status/status.js';
 
-export interface DeliverOptions extends FolderOptions {
+export interface DeliverOptions extends FolderOptions, ReviewChoices {
   /** Default BDS_SOURCE_ID or the config file's sourceId. */
   sourceId?: string | undefined;
   force?: boolean | undefined;
@@ -43,6 +44,8 @@ export interface DeliverResult extends DeliverySummary {
   skipped: boolean;
   /** An interrupted earlier run's batch was finished. */
   resumed: boolean;
+  /** With `wait`: the month's review, as `bds status --json` prints it. */
+  review?: StatusResult;
 }
 
 /** What a delivery would do: the object `bds deliver --dry-run --json` prints. */
@@ -64,9 +67,12 @@ export type DeliveryChoices = Pick<DeliverOptions, 'force' | 'dryRun' | 'skipDel
 
 export async function deliverFolder(options: DeliverOptions, op: Operation): Promise<DeliverResult | DryRunResult> {
   checkChoices(options);
+  const review = checkReviewChoices(options);
   const target = await deliveryTarget(op);
   const folder = await checkDeliveryFolder(options, op);
-  return runDelivery(folder, target, options, op);
+  const result = await runDelivery(folder, target, options, op);
+  if (!review || 'dry_run' in result) return result;
+  return { ...result, review: await reviewOf([result], target.sourceId, review, op) };
 }
 
 /** --force delivers a delivered month again; --skip-delivered counts it as delivered: never both. */

@@ -4,6 +4,7 @@
 import type { BatchStatus, KeyMode, Product } from '../api/types.js';
 import type { BdsError } from '../errors.js';
 import type { ColumnDiff } from '../preflight/columns.js';
+import type { ReviewEvent } from '../status/events.js';
 
 /**
  * What a delivery is doing, as events name it (the contract's words). Where it stands between runs is its
@@ -60,6 +61,8 @@ export type DeliveryEvent =
    * Several folders: this one's delivery (or check) is over, done (error null) or failed (the others go on).
    * `dir` is the folder as the caller named it; a check that failed before its product was known has no subject.
    */
-  | (Partial<Subject> & { type: 'ended'; dir: string; error: BdsError | null });
+  | (Partial<Subject> & { type: 'ended'; dir: string; error: BdsError | null })
+  /** --wait: waiting for the review of what was delivered (or of the months `bds status` shows). */
+  | ReviewEvent;
 
 export type EventListener = (event: DeliveryEvent) => void;

@@ -1,0 +1,203 @@
+// `bds status` as use cases: where each month stands (status), the same after waiting for the review
+// (waitForReview), and the wait that `deliver --wait` does for the months it delivered (reviewOf). Each returns
+// the object `bds status --json` prints; a rejected or missing month is its exit_code (7), never a rejection.
+
+import { PRODUCTS, type BatchListEntry, type Product } from '../api/types.js';
+import { EXIT_CODES, UsageError } from '../errors.js';
+import type { Operation } from '../operation.js';
+import { checkPeriodForm, currentPeriod } from '../preflight/period.js';
+import { requireSource } from '../settings/settings.js';
+import {
+  countStates,
+  failingMonths,
+  failOnFor,
+  isPending,
+  ledger,
+  monthsBetween,
+  previousMonth,
+  productsOf,
+  type FailOnState,
+  type Month,
+  type MonthState,
+  type MonthStatus,
+} from './ledger.js';
+import { waitWhilePending } from './wait.js';
+
+/** --wait gives up after this long unless told otherwise. */
+export const DEFAULT_TIMEOUT_MS = 30 * 60_000;
+
+export interface StatusOptions {
+  /** Default BDS_SOURCE_ID or the config file's sourceId. */
+  sourceId?: string | undefined;
+  /** The first month shown; default the period of the source's earliest batch. */
+  since?: string | undefined;
+  /** The last month shown; default the later of the last complete month (UTC) and the newest batch's period. */
+  until?: string | undefined;
+  /** One month: since and until at once. */
+  period?: string | undefined;
+  /** One product; default those the source has batches for. */
+  product?: Product | undefined;
+  /** States that make exit_code 7: `missing,rejected` or a list; pending is received or in review. */
+  failOn?: string | readonly FailOnState[] | undefined;
+}
+
+export interface WaitForReviewOptions extends StatusOptions {
+  /** How long to wait, in ms (default 30 minutes); failOn defaults to rejected. */
+  timeout?: number | undefined;
+}
+
+/** What `deliver` takes to wait for the review of the months it delivered. */
+export interface ReviewChoices {
+  wait?: boolean | undefined;
+  /** In ms; default 30 minutes. */
+  timeout?: number | undefined;
+  /** Default rejected. */
+  failOn?: string | readonly FailOnState[] | undefined;
+}
+
+/** What `bds status --json` prints. */
+export interface StatusResult {
+  source_id: string;
+  since: string;
+  until: string;
+  /** Oldest first; within a month, the products in the API's order. */
+  months: MonthStatus[];
+  counts: Record<MonthState, number>;
+  /** What the command exits with: 7 when a month is in a state failOn names, or still pending when the wait timed out. */
+  exit_code: number;
+}
+
+export async function status(options: StatusOptions, op: Operation): Promise<StatusResult> {
+  const query = checkQuery(options, op.runtime.now());
+  const failOn = failOnFor(options.failOn, false);
+  await op.announceSettings();
+  const sourceId = requireSource(await op.settings());
+  return runLedger(op, sourceId, (batches) => shownMonths(batches, query, sourceId, op.runtime.now()), failOn, undefined);
+}
+
+export async function waitForReview(options: WaitForReviewOptions, op: Operation): Promise<StatusResult> {
+  const query = checkQuery(options, op.runtime.now());
+  const failOn = failOnFor(options.failOn, true);
+  const timeoutMs = checkTimeout(options.timeout);
+  await op.announceSettings();
+  const sourceId = requireSource(await op.settings());
+  return runLedger(op, sourceId, (batches) => shownMonths(batches, query, sourceId, op.runtime.now()), failOn, timeoutMs);
+}
+
+/** deliver's --wait, --timeout and --fail-on, checked before anything is sent; undefined without --wait. */
+export function checkReviewChoices(choices: ReviewChoices & { dryRun?: boolean | undefined }): { timeoutMs: number; failOn: FailOnState[] } | undefined {
+  if (!choices.wait) {
+    const given = [choices.timeout !== undefined && '--timeout', choices.failOn !== undefined && '--fail-on'].filter(Boolean);
+    if (given.length > 0) throw new UsageError(`${given.join(' and ')} ${given.length > 1 ? 'go' : 'goes'} with --wait`, { hint: 'add --wait to wait for the review of what is delivered' });
+    return undefined;
+  }
+  if (choices.dryRun) throw new UsageError('--wait cannot be given with --dry-run', { hint: 'a dry run delivers nothing to wait for' });
+  return { timeoutMs: checkTimeout(choices.timeout), failOn: failOnFor(choices.failOn, true) };
+}
+
+/** After a delivery: waits for the review of the months it delivered, as `bds status --wait` does for its months. */
+export async function reviewOf(
+  months: readonly Month[],
+  sourceId: string,
+  { timeoutMs, failOn }: { timeoutMs: number; failOn: FailOnState[] },
+  op: Operation,
+): Promise<StatusResult> {
+  const sorted = [...months].sort((a, b) => a.period.localeCompare(b.period) || PRODUCTS.indexOf(a.product) - PRODUCTS.indexOf(b.product));
+  const shown: Shown = { since: sorted[0]!.period, until: sorted.at(-1)!.period, months: sorted };
+  return runLedger(op, sourceId, () => shown, failOn, timeoutMs);
+}
+
+function checkTimeout(timeout: number | undefined): number {
+  if (timeout === undefined) return DEFAULT_TIMEOUT_MS;
+  if (typeof timeout !== 'number' || !Number.isFinite(timeout) || timeout < 0) {
+    throw new UsageError(`--timeout ${String(timeout)} is not a duration`, { hint: 'for example 90s, 10m or 2h (the library takes milliseconds)' });
+  }
+  return timeout;
+}
+
+/** What was asked: a range (either end may be left to the batches), one product or all. */
+interface Query {
+  since: string | undefined;
+  until: string | undefined;
+  product: Product | undefined;
+}
+
+/** The flags' own rules, before any request: periods of the form YYYY-MM, none in the future, in order. */
+function checkQuery(options: StatusOptions, now: Date): Query {
+  const { period, since, until, product } = options;
+  if (period !== undefined && (since !== undefined || until !== undefined)) {
+    throw new UsageError('--period cannot be given with --since or --until', { hint: '--period is one month; --since and --until name a range' });
+  }
+  const current = currentPeriod(now);
+  for (const [flag, value] of [['--period', period], ['--since', since], ['--until', until]] as const) {
+    if (value === undefined) continue;
+    checkPeriodForm(value, `${flag} ${value}`);
+    if (value > current) throw new UsageError(`${flag} ${value} is in the future (this month is ${current}, UTC)`);
+  }
+  if (since !== undefined && until !== undefined && since > until) {
+    throw new UsageError(`--since ${since} is after --until ${until}`, { hint: 'the first month comes first' });
+  }
+  if (product !== undefined && !PRODUCTS.includes(product)) {
+    throw new UsageError(`--product ${String(product)} is not a product`, { hint: `one of ${PRODUCTS.join(', ')}` });
+  }
+  return period !== undefined ? { since: period, until: period, product } : { since, until, product };
+}
+
+/** The months a ledger shows. */
+interface Shown {
+  since: string;
+  until: string;
+  months: Month[];
+}
+
+/** The months and products to show, their defaults taken from the source's batches. */
+function shownMonths(batches: readonly BatchListEntry[], query: Query, sourceId: string, now: Date): Shown {
+  const periods = batches.map((batch) => batch.period).filter((period) => /^\d{4}-(0[1-9]|1[0-2])$/.test(period)).sort();
+  const earliest = periods[0];
+  const since = query.since ?? earliest;
+  if (since === undefined) {
+    throw new UsageError(`source ${sourceId} has no batch yet, so its first month is not known`, {
+      hint: 'name the first month it should have delivered with --since YYYY-MM',
+    });
+  }
+  // The current month shows only when asked for, or when it has a batch: it is not over yet.
+  const until = query.until ?? [previousMonth(currentPeriod(now)), periods.at(-1) ?? since, since].reduce((a, b) => (a > b ? a : b));
+  if (since > until) {
+    throw new UsageError(`the source's earliest batch is of ${since}, after --until ${until}`, { hint: 'name the first month with --since YYYY-MM' });
+  }
+  const products = productsOf(batches, query.product);
+  return { since, until, months: monthsBetween(since, until).flatMap((period) => products.map((product) => ({ period, product }))) };
+}
+
+/** One list of the batches (or, waiting, one per poll) made into the ledger of the months `choose` picks from the first. */
+async function runLedger(
+  op: Operation,
+  sourceId: string,
+  choose: (batches: readonly BatchListEntry[]) => Shown,
+  failOn: FailOnState[],
+  timeoutMs: number | undefined,
+): Promise<StatusResult> {
+  const current = currentPeriod(op.runtime.now());
+  const client = await op.client();
+  try {
+    let shown: Shown | undefined;
+    const poll = async (): Promise<MonthStatus[]> => {
+      const batches = await client.listBatches(sourceId, op.signal);
+      shown ??= choose(batches);
+      return ledger(batches, shown.months, current);
+    };
+    const first = await poll();
+    const { months, timedOut } = timeoutMs === undefined ? { months: first, timedOut: false } : await waitWhilePending(first, poll, timeoutMs, op);
+    const failed = failingMonths(months, failOn).length > 0 || (timedOut && months.some(isPending));
+    return {
+      source_id: sourceId,
+      since: shown!.since,
+      until: shown!.until,
+      months,
+      counts: countStates(months),
+      exit_code: failed ? EXIT_CODES.status : EXIT_CODES.ok,
+    };
+  } finally {
+    await client.close();
+  }
+}
