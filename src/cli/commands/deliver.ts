@@ -7,6 +7,7 @@ import type { DeliverManyResult, MonthResult } from '../../core/delivery/deliver
 import { checkJobs, JOBS } from '../../core/delivery/jobs.js';
 import type { DeliverResult, DeliverySummary, DryRunResult } from '../../core/delivery/deliver.js';
 import { EXIT_CODES, InterruptedError } from '../../core/errors.js';
+import { monthRuns } from '../../core/monitoring/months.js';
 import { defineCommand } from '../command.js';
 import type { Operation } from '../../core/operation.js';
 import type { IO } from '../output/io.js';
@@ -43,6 +44,8 @@ export default defineCommand<DeliverFlags, Outcome>({
     new Option('--force', 'deliver even when this period already has a delivered batch'),
     new Option('--skip-delivered', 'count a delivered batch of this period as delivered, whatever file it came from (CI)'),
     new Option('--jobs <n>', `several folders: how many months run at once, ${JOBS.min} to ${JOBS.max} (default ${JOBS.default})`),
+    new Option('--ping-url <url>', 'ping this URL as the run starts and ends, healthchecks.io-style (BDS_PING_URL)'),
+    new Option('--metrics-file <path>', "write each month's outcome to this Prometheus textfile after the run (BDS_METRICS_FILE)"),
   ],
   async run(op, io, flags, [dirs]) {
     const folders = Array.isArray(dirs) ? dirs : [String(dirs)];
@@ -72,6 +75,7 @@ export default defineCommand<DeliverFlags, Outcome>({
     if ('dry_run' in result) printDryRun(io, result);
     else printDelivery(io, op, result, elapsedMs);
   },
+  monitored: { months: (outcome) => monthRuns(outcome.result), delivers: (flags) => flags.dryRun !== true },
 });
 
 /** --jobs as a number, checked with one folder too: a typo should not wait for the day it matters. */
