@@ -156,7 +156,10 @@ describe('--ping-url: GET <url>/start, then POST <url> or <url>/<exit code>, the
     const res = await deliverTo(box, makeFolder(), { args: ['--ping-url', ping.url, '--quiet'] });
     expect(res.code).toBe(0);
     expect(res.stderr).toBe('');
-    expect(endBody(ping)).toMatch(/uploading \d+ bytes to bat_/);
+    const body = endBody(ping);
+    expect(body).toMatch(/uploading \d+ bytes to bat_/);
+    expect(body).toMatch(/Z test key \(svc_test_\): test-mode batches never become billable\n/);
+    expect(body).toMatch(/Z delivered bat_\w+ \(received\): 2024-05 records, 3 records/);
   });
 
   it('on a terminal, and with --json, the body is still the plain log: timestamped lines, no escape codes', async () => {
