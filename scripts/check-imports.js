@@ -16,6 +16,7 @@ const ALLOWED = [
   ['core/datapass/', ['core/datapass/', 'core/errors.ts', 'core/checks.ts']],
   ['core/preflight/', ['core/preflight/', 'core/errors.ts', 'core/checks.ts', 'core/api/types.ts']],
   ['core/settings/', ['core/settings/', 'core/errors.ts', 'core/checks.ts', 'core/runtime.ts', 'core/api/']],
+  ['core/monitoring/', ['core/monitoring/', 'core/errors.ts', 'core/checks.ts', 'core/api/', 'core/delivery/']],
   ['core/', ['core/']],
 ];
 /** Packages the core never imports: the command line's. */

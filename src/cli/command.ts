@@ -3,6 +3,7 @@
 // main.ts turns the list of these into the commander program; a command module loads the core only inside run().
 
 import type { Command, Option } from 'commander';
+import type { MonthRun } from '../core/monitoring/metrics.js';
 import type { Operation } from '../core/operation.js';
 import type { IO } from './output/io.js';
 
@@ -17,6 +18,9 @@ export interface CommonOptions {
   config?: string;
   profile?: string;
   source?: string;
+  /** A watched command's (CommandSpec.monitored). */
+  pingUrl?: string;
+  metricsFile?: string;
 }
 
 export interface ArgumentSpec {
@@ -39,6 +43,11 @@ export interface CommandSpec<Options = object, Data = unknown> {
   run(op: Operation, io: IO, options: Options, args: Array<string | string[]>, program: Command): Promise<Data>;
   /** Shows the result: JSON with --json, else text (io.result decides); may return a non-zero exit code. */
   print(io: IO, data: Data, options: Options, op: Operation): number | void;
+  /**
+   * A watched command (deliver) takes --ping-url and --metrics-file (run-command.ts pings and writes the file):
+   * `months` says which months its result was about, `delivers` whether a run delivers at all (a dry run does not).
+   */
+  monitored?: { months(data: Data): MonthRun[]; delivers(options: Options): boolean };
 }
 
 /** Lets a list hold commands of different option and data types. */

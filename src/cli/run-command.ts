@@ -3,9 +3,11 @@
 // prints, and a failure is rendered here, the one place that turns an error into what a person reads.
 
 import type { Command } from 'commander';
+import type { EventListener } from '../core/delivery/events.js';
 import { BdsError, InterruptedError, toBdsError } from '../core/errors.js';
 import { Operation } from '../core/operation.js';
 import type { CommandSpec, CommonOptions } from './command.js';
+import { RunMonitor } from './monitoring.js';
 import { errorDocument } from './output/format.js';
 import { IO } from './output/io.js';
 import { noticePrinter } from './output/words.js';
@@ -19,26 +21,45 @@ export async function runCommand(
   args: Array<string | string[]>,
   program: Command,
 ): Promise<number> {
+  const monitor = spec.monitored && new RunMonitor(spec.monitored.delivers(options));
   const io = outputFor(runtime, options);
-  const op = new Operation(
-    runtime,
-    { baseUrl: options.baseUrl, source: options.source, profile: options.profile, config: options.config },
-    {
-      signal: runtime.signal,
-      onEvent: noticePrinter(io),
-      observe: runtime.observe,
-      log: (line) => io.verbose(line),
-      onSecret: (secret) => io.addSecret(secret),
-    },
-  );
+  const flags = {
+    baseUrl: options.baseUrl,
+    source: options.source,
+    profile: options.profile,
+    config: options.config,
+    pingUrl: options.pingUrl,
+    metricsFile: options.metricsFile,
+  };
+  const op = new Operation(runtime, flags, {
+    signal: runtime.signal,
+    onEvent: noticePrinter(io),
+    observe: monitor ? both(monitor.onEvent, runtime.observe) : runtime.observe,
+    log: (line) => io.verbose(line),
+    onSecret: (secret) => io.addSecret(secret),
+  });
+  let code: number;
   try {
     await io.prepare();
-    return spec.print(io, await spec.run(op, io, options, args, program), options, op) ?? 0;
+    await monitor?.start(op, io, flags);
+    const data = await spec.run(op, io, options, args, program);
+    if (monitor) monitor.delivered(spec.monitored!.months(data));
+    code = spec.print(io, data, options, op) ?? 0;
   } catch (error) {
-    return reportError(io, failure(error, spec));
+    code = reportError(io, failure(error, spec));
   } finally {
     io.stopSpinner();
   }
+  // After the result or the error, so that the end ping's body has it; an interrupted run is pinged too.
+  await monitor?.finish(code, io, runtime.now(), (ms) => runtime.sleep(ms));
+  return code;
+}
+
+function both(first: EventListener, second: EventListener | undefined): EventListener {
+  return (event) => {
+    first(event);
+    second?.(event);
+  };
 }
 
 /** A failure outside any command's run. */

@@ -7,6 +7,7 @@ import type { DeliverManyResult, MonthResult } from '../../core/delivery/deliver
 import { checkJobs, JOBS } from '../../core/delivery/jobs.js';
 import type { DeliverResult, DeliverySummary, DryRunResult } from '../../core/delivery/deliver.js';
 import { EXIT_CODES, InterruptedError } from '../../core/errors.js';
+import { monthRuns } from '../../core/monitoring/months.js';
 import { defineCommand } from '../command.js';
 import type { Operation } from '../../core/operation.js';
 import type { IO } from '../output/io.js';
@@ -48,6 +49,8 @@ export default defineCommand<DeliverFlags, Outcome>({
     new Option('--skip-delivered', 'count a delivered batch of this period as delivered, whatever file it came from (CI)'),
     new Option('--jobs <n>', `several folders: how many months run at once, ${JOBS.min} to ${JOBS.max} (default ${JOBS.default})`),
     ...reviewOptions('then wait for the review of the months delivered (--fail-on defaults to rejected)'),
+    new Option('--ping-url <url>', 'ping this URL as the run starts and ends, healthchecks.io-style (BDS_PING_URL)'),
+    new Option('--metrics-file <path>', "write each month's outcome to this Prometheus textfile after the run (BDS_METRICS_FILE)"),
   ],
   async run(op, io, flags, [dirs]) {
     const folders = Array.isArray(dirs) ? dirs : [String(dirs)];
@@ -78,6 +81,7 @@ export default defineCommand<DeliverFlags, Outcome>({
     // --wait: after a delivery, the review's exit code (with several folders, already the result's).
     return review ? sayVerdict(io, review, { failOn: failOnFor(flags.failOn, true), waited: flags.timeout ?? '30m' }) : code;
   },
+  monitored: { months: (outcome) => monthRuns(outcome.result), delivers: (flags) => flags.dryRun !== true },
 });
 
 function printOutcome(io: IO, outcome: Outcome, op: Operation): number | void {

@@ -3,8 +3,10 @@
 // carries results; stderr carries progress, notices and errors. The live block's drawing is live-block.ts's.
 
 import readline from 'node:readline';
+import { stripVTControlCharacters } from 'node:util';
 import { Chalk, type ChalkInstance } from 'chalk';
 import type { Ora } from 'ora';
+import type { LogTail } from '../../core/monitoring/log-tail.js';
 import type { Env } from '../../core/runtime.js';
 import type { OutputStream } from '../runtime.js';
 import { KEY_PREFIXES } from '../../core/api/types.js';
@@ -49,9 +51,11 @@ export class IO {
   private lastSpinnerUpdate = 0;
   /** Plain progress lines, off a terminal; each thing in progress has its own pace (a month of several). */
   readonly throttle: LineThrottle;
-  private readonly secrets: string[] = [];
+  private readonly secrets: Array<{ secret: string; shown: string }> = [];
   /** Several deliveries at once, on a terminal. */
   private readonly block: LiveBlock;
+  /** Where the log goes as well, once keepLog() names it. */
+  private tail: LogTail | undefined;
 
   constructor(options: IOOptions) {
     this.options = options;
@@ -73,10 +77,21 @@ export class IO {
       !flags.quiet;
   }
 
-  /** A value that must never be printed (the API key): every write replaces it, as a last line of defence. */
-  addSecret(secret: string): void {
+  /**
+   * A value that must never be printed (the API key, a ping URL's path): every write replaces it with `shown`
+   * (by default its first characters), as a last line of defence.
+   */
+  addSecret(secret: string, shown = `${secret.slice(0, KEY_PREFIXES.live.length)}…(redacted)`): void {
     // A bare prefix ("svc_live_") would garble ordinary text and reveals nothing.
-    if (secret.length > KEY_PREFIXES.live.length) this.secrets.push(secret);
+    if (secret.length > KEY_PREFIXES.live.length) this.secrets.push({ secret, shown });
+  }
+
+  /**
+   * From now on, the run's log also goes to `tail` as a plain run prints it (timestamped lines, no colour),
+   * whatever --quiet or a terminal show, and the result as text: the body of deliver's end ping.
+   */
+  keepLog(tail: LogTail): void {
+    this.tail = tail;
   }
 
   /** Loads the spinner library, only when it will be used. */
@@ -97,11 +112,15 @@ export class IO {
   result(json: unknown, text: () => string): void {
     this.printedResult = true;
     this.stopSpinner();
-    if (this.flags.json) this.write(this.options.stdout, `${JSON.stringify(json, null, 2)}\n`);
-    else {
-      const body = text();
-      if (body) this.write(this.options.stdout, body.endsWith('\n') ? body : `${body}\n`);
+    if (this.flags.json) {
+      this.write(this.options.stdout, `${JSON.stringify(json, null, 2)}\n`);
+      // The tail is for a person: the result as text.
+      if (this.tail) this.log(text());
+      return;
     }
+    const body = text();
+    if (body) this.write(this.options.stdout, body.endsWith('\n') ? body : `${body}\n`);
+    this.log(body);
   }
 
   /** A step begins: a spinner on a terminal, else one timestamped line (none with --quiet). */
@@ -110,6 +129,7 @@ export class IO {
     this.stepStarted = this.options.now().getTime();
     this.lastSpinnerUpdate = this.stepStarted;
     this.throttle.wrote();
+    this.log(text);
     if (this.spinner) {
       if (this.spinner.isSpinning) this.succeed();
       this.spinner.start(text);
@@ -120,6 +140,7 @@ export class IO {
 
   /** The current step finished, with an optional closing text. */
   done(text?: string): void {
+    if (text) this.log(text);
     if (this.spinner?.isSpinning) this.succeed(text ?? this.stepText);
     else if (text && !this.flags.quiet) this.line(text);
   }
@@ -134,30 +155,37 @@ export class IO {
       this.spinner.text = `${this.stepText} ${progressBar(sample)}`;
       // Drawn now rather than on the spinner's next frame, so that the last update (100%) is always seen.
       this.spinner.render();
-    } else if (!this.flags.quiet && !this.spinner && this.throttle.due()) {
-      this.line(progressLine(sample, verb));
+    } else if (!this.spinner && this.throttle.due()) {
+      const line = progressLine(sample, verb);
+      this.log(line);
+      if (!this.flags.quiet) this.line(line);
     }
   }
 
   /** Something the user should know that is not a problem; not shown with --quiet. */
   notice(text: string): void {
+    this.log(text);
     if (this.flags.quiet) return;
     this.above(this.lineText(text));
   }
 
   /** Always shown, --quiet included. */
   warn(text: string): void {
+    this.log(`warning: ${text}`);
     this.above(`${this.err.yellow('warning:')} ${text}\n`);
   }
 
   /** Only with --verbose. */
   verbose(text: string): void {
-    if (this.flags.verbose) this.above(this.lineText(text));
+    if (!this.flags.verbose) return;
+    this.log(text);
+    this.above(this.lineText(text));
   }
 
   /** An error as bds reports one: `bds: <message>`, a hint line, the stack with --verbose, a GitHub annotation. */
   error(message: string, hint: string | undefined, stack?: string): void {
     this.failStep();
+    this.log(`bds: ${message}${hint ? `\nhint: ${hint}` : ''}`);
     this.above(
       `${this.err.red('bds:')} ${message}\n` +
         (hint ? `${this.err.dim(`hint: ${hint}`)}\n` : '') +
@@ -193,6 +221,7 @@ export class IO {
 
   /** Draws the live block (interactive only), with `above` (lines that stay) written before it in one write. */
   live(lines: string[], above: string[] = []): void {
+    for (const line of above) this.log(line);
     if (this.interactive) this.write(this.options.stderr, this.block.draw(lines, above));
   }
 
@@ -238,9 +267,21 @@ export class IO {
   }
 
   private write(stream: OutputStream, text: string): void {
+    stream.write(this.redacted(text));
+  }
+
+  private redacted(text: string): string {
     let safe = text;
-    for (const secret of this.secrets) safe = safe.split(secret).join(`${secret.slice(0, KEY_PREFIXES.live.length)}…(redacted)`);
-    stream.write(safe);
+    for (const { secret, shown } of this.secrets) safe = safe.split(secret).join(shown);
+    return safe;
+  }
+
+  /** Lines for the tail: through the secret filter, without colour, each with the time it was logged. */
+  private log(text: string): void {
+    const { tail } = this;
+    if (!tail || !text) return;
+    const at = timestamp(this.options.now());
+    for (const line of stripVTControlCharacters(this.redacted(text)).replace(/\n$/, '').split('\n')) tail.add(`${at} ${line}`);
   }
 
   private line(text: string): void {

@@ -25,6 +25,8 @@ export interface HttpTuning {
   maxTotalMs: number;
   /** A longer Retry-After is cut to this. */
   maxRetryAfterMs: number;
+  /** A monitoring ping (ping.ts), both its tries: it must never hold a delivery up for long. */
+  pingTimeoutMs: number;
 }
 
 export const DEFAULT_TUNING: HttpTuning = {
@@ -37,6 +39,7 @@ export const DEFAULT_TUNING: HttpTuning = {
   maxDelayMs: 20_000,
   maxTotalMs: 120_000,
   maxRetryAfterMs: 60_000,
+  pingTimeoutMs: 10_000,
 };
 
 const MAX_ERROR_BODY = 64 * 1024;
@@ -346,7 +349,7 @@ const TRANSPORT_HINTS: Record<string, string> = {
 
 const NODE_CA_ADVICE = /; if the root CA is installed locally, try running Node\.js with --use-system-ca/;
 
-function describeTransportError(error: unknown): string {
+export function describeTransportError(error: unknown): string {
   const code = errorCodeOf(error);
   const words = code === undefined ? undefined : TRANSPORT_WORDS[code];
   if (words) return `${words} (${code})`;

@@ -13,7 +13,7 @@ import { UsageError } from '../errors.js';
 import type { Env } from '../runtime.js';
 import { configHome } from './dirs.js';
 
-export const CONFIG_KEYS = ['apiKey', 'apiKeyFile', 'baseUrl', 'sourceId'] as const;
+export const CONFIG_KEYS = ['apiKey', 'apiKeyFile', 'baseUrl', 'sourceId', 'pingUrl', 'metricsFile'] as const;
 export type ConfigKey = (typeof CONFIG_KEYS)[number];
 export type ConfigValues = Partial<Record<ConfigKey, string>>;
 

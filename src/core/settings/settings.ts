@@ -16,6 +16,9 @@ export interface SettingsFlags {
   source?: string | undefined;
   profile?: string | undefined;
   config?: string | undefined;
+  /** deliver's monitoring: --ping-url and --metrics-file. */
+  pingUrl?: string | undefined;
+  metricsFile?: string | undefined;
 }
 
 export interface SettingsEnvironment {
@@ -36,6 +39,10 @@ export interface Settings {
   profile: Sourced<string> | undefined;
   configFile: string | undefined;
   apiKey: Sourced<string> | undefined;
+  /** deliver's monitoring ping URL (a secret of its own: never printed whole). */
+  pingUrl: Sourced<string> | undefined;
+  /** deliver's metrics file, an absolute path. */
+  metricsFile: Sourced<string> | undefined;
   warnings: string[];
 }
 
@@ -70,6 +77,8 @@ export async function resolveSettings(flags: SettingsFlags, where: SettingsEnvir
       `apiKeyFile in ${fromFile.from}`,
       warnings,
     );
+  const early = monitoringSettings(flags, where);
+  const configMetrics = nonEmpty(fromFile.values.metricsFile);
   if (file?.readableByOthers && (file.values.apiKey || Object.values(file.profiles).some((p) => p.apiKey))) {
     warnings.push(`the config file ${file.path} holds an API key and other users can read it; fix with: chmod 600 ${file.path}`);
   }
@@ -88,7 +97,26 @@ export async function resolveSettings(flags: SettingsFlags, where: SettingsEnvir
     profile,
     configFile: file?.path,
     apiKey,
+    pingUrl: early.pingUrl ?? pick<string>([nonEmpty(fromFile.values.pingUrl), fromFile.from]),
+    // Like apiKeyFile, a relative metricsFile in a config file is relative to that file.
+    metricsFile: early.metricsFile ?? pick<string>([configMetrics && path.resolve(file ? path.dirname(file.path) : where.cwd, configMetrics), fromFile.from]),
     warnings,
+  };
+}
+
+/**
+ * deliver's ping URL and metrics file as flags and environment give them, which no config file overrides: what
+ * is known even when the config file cannot be read, so that such a run can still report its failure.
+ */
+export function monitoringSettings(
+  flags: SettingsFlags,
+  { env, cwd }: Pick<SettingsEnvironment, 'env' | 'cwd'>,
+): Pick<Settings, 'pingUrl' | 'metricsFile'> {
+  const nonEmpty = (value: string | undefined): string | undefined => (value?.trim() ? value.trim() : undefined);
+  const metricsFile = pick<string>([nonEmpty(flags.metricsFile), '--metrics-file'], [nonEmpty(env.BDS_METRICS_FILE), 'BDS_METRICS_FILE']);
+  return {
+    pingUrl: pick<string>([nonEmpty(flags.pingUrl), '--ping-url'], [nonEmpty(env.BDS_PING_URL), 'BDS_PING_URL']),
+    metricsFile: metricsFile && { value: path.resolve(cwd, metricsFile.value), from: metricsFile.from },
   };
 }
 

@@ -1,0 +1,88 @@
+// deliver's monitoring around the command's run (run-command.ts): the start ping before its work, then, once its
+// result or error is printed, the metrics file and the end ping with the exit code and the end of the log. The
+// core does the work (core/monitoring/, core/api/ping.ts); this says what failed, in one warning each, and never
+// changes the exit code.
+
+import { parsePingUrl, PingClient } from '../core/api/ping.js';
+import { DEFAULT_TUNING } from '../core/api/http.js';
+import type { DeliveryEvent } from '../core/delivery/events.js';
+import { LogTail } from '../core/monitoring/log-tail.js';
+import type { MonthRun } from '../core/monitoring/metrics.js';
+import { updateMetricsFile } from '../core/monitoring/metrics-file.js';
+import { MonthsBegun } from '../core/monitoring/months.js';
+import { RunPings } from '../core/monitoring/ping.js';
+import type { Operation } from '../core/operation.js';
+import { monitoringSettings, type Settings, type SettingsFlags } from '../core/settings/settings.js';
+import { packageVersion } from '../core/version.js';
+import type { IO } from './output/io.js';
+
+export class RunMonitor {
+  /** What the IO logs once a ping URL is known, for the end ping's body. */
+  private readonly tail = new LogTail();
+  private readonly begun = new MonthsBegun();
+  private pings: RunPings | undefined;
+  private metricsFile: string | undefined;
+  private source: string | undefined;
+  /** From the command's result; without one (the run failed as a whole), the months whose delivery began. */
+  private months: MonthRun[] | undefined;
+
+  /** `delivers`: false for a run that delivers nothing (a dry run), which leaves the metrics file alone. */
+  constructor(private readonly delivers: boolean) {}
+
+  /** Sees the run's events (before the run starts: give it to the Operation). */
+  readonly onEvent = (event: DeliveryEvent): void => this.begun.onEvent(event);
+
+  /**
+   * Before the command's work: the ping URL and metrics file from the settings (from flags and environment
+   * alone when the config file cannot be read, whose error the run then reports), and the start ping. A ping
+   * URL that is no http(s) URL is a usage error.
+   */
+  async start(op: Operation, io: IO, flags: SettingsFlags): Promise<void> {
+    let settings: Pick<Settings, 'pingUrl' | 'metricsFile' | 'sourceId'>;
+    try {
+      settings = await op.settings();
+    } catch {
+      settings = { ...monitoringSettings(flags, op.runtime), sourceId: undefined };
+    }
+    this.metricsFile = settings.metricsFile?.value;
+    this.source = settings.sourceId?.value;
+    if (!settings.pingUrl) return;
+    const url = parsePingUrl(settings.pingUrl.value, settings.pingUrl.from);
+    // Its path is the secret: whoever knows it can ping.
+    io.addSecret(url.pathname, '/…');
+    io.keepLog(this.tail);
+    const { runtime } = op;
+    const tuning = { ...DEFAULT_TUNING, ...runtime.http };
+    const client = new PingClient({
+      env: runtime.env,
+      timeoutMs: tuning.pingTimeoutMs,
+      connectTimeoutMs: tuning.connectTimeoutMs,
+      userAgent: `bds-cli/${packageVersion()}`,
+      sleep: runtime.sleep,
+      now: () => runtime.now().getTime(),
+      log: op.log,
+    });
+    this.pings = new RunPings(url, client);
+    this.pings.start(op.signal);
+  }
+
+  /** The months the command's result was about. */
+  delivered(months: MonthRun[]): void {
+    this.months = months;
+  }
+
+  /** After the result or the error is printed: the metrics file, then the end ping (its body tells of the file). */
+  async finish(exitCode: number, io: IO, now: Date, sleep: (ms: number) => Promise<void>): Promise<void> {
+    const months = this.months ?? this.begun.runs(exitCode, this.source);
+    if (this.metricsFile && this.delivers && months.length > 0) {
+      try {
+        await updateMetricsFile({ file: this.metricsFile, runs: months, at: now, sleep });
+      } catch (error) {
+        io.warn(`could not write the metrics file ${this.metricsFile}: ${(error as Error).message}`);
+      }
+    }
+    if (!this.pings) return;
+    const failures = await this.pings.end(exitCode, this.tail.text());
+    if (failures.length > 0) io.warn(`the monitoring ping failed (the exit code stands): ${failures.join('; ')}`);
+  }
+}
