@@ -462,6 +462,29 @@ describe('a month that fails does not stop the others', () => {
   });
 });
 
+describe('a long backfill', () => {
+  it('leaves no listener on the run\'s signal per month: a dozen months and more raise no MaxListenersExceededWarning', async () => {
+    const box = await sandbox();
+    const folders = months([...Array.from({ length: 12 }, (_, i) => `2023-${String(i + 1).padStart(2, '0')}`), '2024-01']);
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(warning.name);
+    process.on('warning', onWarning);
+    try {
+      const result = await deliverMany({
+        dirs: folders.map((f) => f.dir),
+        env: { HOME: tempDir(), ...sandboxEnv(box), BDS_SOURCE_ID: newSource(box) },
+        signal: new AbortController().signal,
+      });
+      expect(result.exit_code).toBe(0);
+      // Warnings are emitted on the next tick.
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings).not.toContain('MaxListenersExceededWarning');
+  });
+});
+
 describe('Ctrl-C stops every month', () => {
   it('exit 130, records saved, months not started stay untouched; the same command again finishes with one received batch each', async () => {
     const box = await sandbox();

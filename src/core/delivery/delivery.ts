@@ -55,6 +55,8 @@ export class Delivery {
   private readonly key: DeliveryKey;
   private readonly controller = new AbortController();
   private record: DeliveryRecord | undefined;
+  /** Stops listening to the outer signal: one run's signal outlives many deliveries (a backfill's months). */
+  private detach = (): void => {};
 
   constructor(options: DeliveryOptions) {
     this.options = options;
@@ -63,7 +65,11 @@ export class Delivery {
     if (options.signal) {
       const outer = options.signal;
       if (outer.aborted) this.abort(abortError(outer));
-      else outer.addEventListener('abort', () => this.abort(abortError(outer)), { once: true });
+      else {
+        const onAbort = (): void => this.abort(abortError(outer));
+        outer.addEventListener('abort', onAbort, { once: true });
+        this.detach = () => outer.removeEventListener('abort', onAbort);
+      }
     }
     this.record = options.records.read(this.key, (corrupt) => this.notice({ code: 'record_set_aside', ...corrupt })) ?? this.version1Record();
   }
@@ -87,8 +93,12 @@ export class Delivery {
 
   /** For --dry-run: what run() would do, and the newest batch of this period and product, if any. */
   async preview(): Promise<{ decision: RerunDecision; existing: BatchListEntry | undefined }> {
-    const batches = await this.periodBatches();
-    return { decision: this.decide(this.options.force ? undefined : batches), existing: batches[0] };
+    try {
+      const batches = await this.periodBatches();
+      return { decision: this.decide(this.options.force ? undefined : batches), existing: batches[0] };
+    } finally {
+      this.detach();
+    }
   }
 
   async run(): Promise<DeliveryOutcome> {
@@ -98,6 +108,8 @@ export class Delivery {
       return outcome;
     } catch (error) {
       throw this.signal.aborted ? (this.signal.reason as Error) : error;
+    } finally {
+      this.detach();
     }
   }
 
