@@ -107,7 +107,7 @@ describe('bds --help', () => {
     const res = await run(['--help']);
     expect(res.code).toBe(0);
     for (const code of ['0', '1', '2', '3', '4', '5', '6']) expect(res.stdout).toMatch(new RegExp(`^  ${code}  \\S`, 'm'));
-    expect(res.stdout).toMatch(/^  130\/143 .*SIGINT\/SIGTERM/m);
+    expect(res.stdout).toMatch(/^ {2}130\/143 .*SIGINT\/SIGTERM/m);
     for (const name of ['BDS_API_KEY', 'BDS_API_KEY_FILE', 'BDS_BASE_URL', 'BDS_SOURCE_ID', 'BDS_PROFILE', 'BDS_CONFIG', 'BDS_PING_URL', 'BDS_METRICS_FILE']) {
       expect(res.stdout).toMatch(new RegExp(`^  ${name} `, 'm'));
     }
