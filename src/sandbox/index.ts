@@ -10,6 +10,8 @@ export interface SandboxOptions {
   host?: string;
   /** Keep sources, batches and uploads in this folder across restarts; default a temp folder removed on close. */
   dataDir?: string;
+  /** Puts the server's clock this far off in its `Date` header (to try `bds doctor`'s clock check); default 0. */
+  clockSkewMs?: number;
 }
 
 export interface Sandbox {
@@ -32,6 +34,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     // The next port, as the CLI's banner says; a free one where there is no next port.
     storagePort: port === 0 || port === 65535 ? 0 : port + 1,
     ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
+    ...(options.clockSkewMs === undefined ? {} : { clockSkewMs: options.clockSkewMs }),
   });
   const source = emulator.store.sources()[0] ?? emulator.store.createSource({ name: 'sandbox demo' });
   return {
