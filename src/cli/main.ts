@@ -4,6 +4,8 @@
 
 import { Argument, Command, CommanderError, Option } from 'commander';
 import { EXIT_CODES } from '../core/errors.js';
+// A key given as an argument or option (`--key=svc_live_...`) is never echoed back by a usage error.
+import { withoutKeys } from '../core/settings/text.js';
 import { packageVersion } from '../core/version.js';
 import type { CommandSpec, CommonOptions } from './command.js';
 import checkCommand from './commands/check.js';
@@ -95,11 +97,6 @@ function helpOfUnknownAsUnknown(argv: string[], program: Command): string[] {
   const [first, name, ...rest] = argv;
   if (first !== 'help' || name === undefined || name.startsWith('-')) return argv;
   return program.commands.some((command) => command.name() === name) ? argv : [name, ...rest];
-}
-
-/** A key given as an argument or option (`--key=svc_live_...`) is never echoed back by a usage error. */
-function withoutKeys(message: string): string {
-  return message.replace(/(svc_(?:live|test)_)[^\s'"]+/g, '$1…');
 }
 
 /** commander's messages start with "error: "; bds's start with "bds: ". */

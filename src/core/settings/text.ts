@@ -8,8 +8,8 @@ export interface SettingsWarning {
   hint: string;
 }
 
-/** Anything that looks like a key, and what follows its prefix. */
-const KEY_SHAPED = /svc_(live|test)_[^\s"'`,;:]*/g;
+/** Anything that looks like a key: a prefix and what follows it (a bare prefix reveals nothing). */
+const KEY_SHAPED = /svc_(live|test)_[^\s"'`,;:]+/g;
 const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/g;
 const SHOWN_MAX = 60;
 
