@@ -8,6 +8,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { CONFIG_KEYS } from '../src/core/settings/config-file.js';
 import { run, sandbox, tempDir } from './helpers.js';
 
 /** A listener that records what reaches it: where a stolen key would go. */
@@ -142,7 +143,7 @@ describe('what a config file or key file may hold', () => {
     expect(warnings).toEqual([
       `warning: the config file ${file} has a setting bds does not know: apikey; did you mean apiKey?`,
       `warning: the config file ${file} has a setting bds does not know: sourceID; did you mean sourceId?`,
-      `warning: the config file ${file} has a setting bds does not know: colour; bds knows apiKey, apiKeyFile, baseUrl, sourceId, profile, profiles`,
+      `warning: the config file ${file} has a setting bds does not know: colour; bds knows ${[...CONFIG_KEYS, 'profile', 'profiles'].join(', ')}`,
       `warning: the config file ${file} has a setting bds does not know: profiles.test.baseURL; did you mean profiles.test.baseUrl?`,
     ]);
     expect(`${res.stdout}${res.stderr}`).not.toContain(box.keys.live);
