@@ -19,6 +19,7 @@ export function processRuntime(given: { env?: Env | undefined; cwd?: string | un
     homedir: env.HOME || os.homedir(),
     hostname: os.hostname(),
     pid: process.pid,
+    uid: process.getuid?.(),
     now: () => new Date(),
     sleep,
     random: Math.random,

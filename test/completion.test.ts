@@ -32,7 +32,7 @@ function shellRun(shell: string, args: string[]): { status: number | null; stdou
 
 describe('bds completion', () => {
   it('knows the definitions it is generated from', () => {
-    expect(COMMANDS).toEqual(['whoami', 'register-source', 'check', 'deliver', 'list', 'status', 'sandbox', 'completion']);
+    expect(COMMANDS).toEqual(['login', 'logout', 'whoami', 'register-source', 'check', 'deliver', 'list', 'status', 'doctor', 'sandbox', 'completion']);
     expect(DELIVER_OPTIONS).toEqual(expect.arrayContaining(['--period', '--source', '--product', '--file', '--dry-run', '--force', '-q', '--quiet']));
   });
 
@@ -58,6 +58,9 @@ describe('bds completion', () => {
       return res.stdout.split('\n').filter(Boolean);
     };
     expect(complete(['bds', 'de'])).toEqual(['deliver']);
+    expect(complete(['bds', 'lo'])).toEqual(['login', 'logout']);
+    expect(complete(['bds', 'login', '--w'])).toEqual(['--with-key']);
+    expect(complete(['bds', 'do'])).toEqual(['doctor']);
     expect(complete(['bds', 'deliver', '--dr'])).toEqual(['--dry-run']);
     expect(complete(['bds', 'deliver', 'x', '--product', ''])).toEqual(['records', 'episodes', 'environment']);
     expect(complete(['bds', 'list', '--status', 'a'])).toEqual(['awaiting_upload', 'accepted']);

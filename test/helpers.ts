@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { afterAll, afterEach, expect } from 'vitest';
@@ -99,6 +100,10 @@ export interface RunOptions {
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   pid?: number;
   isProcessAlive?: (pid: number) => boolean;
+  /** Who runs bds; default this process's uid. */
+  uid?: number;
+  /** What standard input holds (a pipe, not a terminal); default nothing at all. */
+  stdin?: string;
 }
 
 export interface RunResult {
@@ -121,6 +126,8 @@ export async function run(argv: string[], options: RunOptions = {}): Promise<Run
     homedir: home,
     hostname: 'test-host',
     pid: options.pid ?? process.pid,
+    uid: options.uid ?? process.getuid?.(),
+    ...(options.stdin === undefined ? {} : { stdin: Readable.from([Buffer.from(options.stdin)]) }),
     stdout,
     stderr,
     signal: options.signal ?? new AbortController().signal,
@@ -162,14 +169,17 @@ export function spawnCli(
     onSpawn?: (child: import('node:child_process').ChildProcess) => void;
     /** A file descriptor for the CLI's stdout (say, one open on /dev/full); default a pipe, read into `stdout`. */
     stdoutFd?: number;
+    /** Piped into the CLI's stdin; default none (stdin is /dev/null). */
+    input?: string;
   } = {},
 ): Promise<SpawnResult> {
   const home = options.env?.HOME ?? tempDir('bds-home-');
   const child = spawn(BDS_COMMAND[0]!, [...BDS_COMMAND.slice(1), ...argv], {
     cwd: options.cwd ?? home,
     env: { PATH: process.env.PATH ?? '', HOME: home, ...options.env },
-    stdio: ['ignore', options.stdoutFd ?? 'pipe', 'pipe'],
+    stdio: [options.input === undefined ? 'ignore' : 'pipe', options.stdoutFd ?? 'pipe', 'pipe'],
   });
+  if (options.input !== undefined) child.stdin?.end(options.input);
   const output = collectOutput(child);
   options.onSpawn?.(child);
   return output;

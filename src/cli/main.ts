@@ -4,12 +4,17 @@
 
 import { Argument, Command, CommanderError, Option } from 'commander';
 import { EXIT_CODES } from '../core/errors.js';
+// A key given as an argument or option (`--key=svc_live_...`) is never echoed back by a usage error.
+import { withoutKeys } from '../core/settings/text.js';
 import { packageVersion, versionInfo } from '../core/version.js';
 import type { CommandSpec, CommonOptions } from './command.js';
 import checkCommand from './commands/check.js';
 import completionCommand from './commands/completion.js';
 import deliverCommand from './commands/deliver.js';
+import doctorCommand from './commands/doctor.js';
 import listCommand from './commands/list.js';
+import loginCommand from './commands/login.js';
+import logoutCommand from './commands/logout.js';
 import registerSourceCommand from './commands/register-source.js';
 import sandboxCommand from './commands/sandbox.js';
 import statusCommand from './commands/status.js';
@@ -20,18 +25,22 @@ import type { CliRuntime } from './runtime.js';
 
 /** In the order `bds --help` lists them. */
 const COMMANDS: CommandSpec[] = [
+  loginCommand,
+  logoutCommand,
   whoamiCommand,
   registerSourceCommand,
   checkCommand,
   deliverCommand,
   listCommand,
   statusCommand,
+  doctorCommand,
   sandboxCommand,
   completionCommand,
 ];
 
 const HELP_FOOTER = `
 Settings (highest first: flags, environment, config file):
+  bds login stores a key in ~/.config/bds/config.json; bds doctor checks them all
   BDS_API_KEY         the API key (svc_live_... or svc_test_...); never a flag
   BDS_API_KEY_FILE    a file holding the API key
   BDS_BASE_URL        base URL of the API (--base-url)
@@ -80,7 +89,7 @@ export async function main(argv: string[], runtime: CliRuntime): Promise<number>
       exitCode = error.exitCode === 0 ? EXIT_CODES.ok : EXIT_CODES.usage;
       // Scripts parsing stdout get one JSON document on a usage error too (commander printed the line).
       if (exitCode !== EXIT_CODES.ok && argv.includes('--json')) {
-        runtime.stdout.write(errorDocument(withoutPrefix(error.message), 'see bds --help', exitCode));
+        runtime.stdout.write(errorDocument(withoutKeys(withoutPrefix(error.message)), 'see bds --help', exitCode));
       }
       return exitCode;
     }
@@ -134,7 +143,7 @@ export function buildProgram(runtime: CliRuntime, runner: Runner): Command {
       writeErr: (text) => runtime.stderr.write(text),
       // commander's "error: ..." becomes bds's one-line form, with a pointer to help.
       outputError: (text, write) => {
-        const message = withoutPrefix(text).trimEnd();
+        const message = withoutKeys(withoutPrefix(text)).trimEnd();
         write(`bds: ${message}\nhint: see bds --help\n`);
         if (inGithubActions(runtime.env)) write(githubAnnotation(message));
       },

@@ -71,6 +71,7 @@ function outputFor(runtime: CliRuntime, options: CommonOptions): IO {
   return new IO({
     stdout: runtime.stdout,
     stderr: runtime.stderr,
+    stdin: runtime.stdin,
     env: runtime.env,
     now: runtime.now,
     flags: {

@@ -12,9 +12,14 @@ export interface OutputStream {
   rows?: number;
 }
 
+/** Standard input: a terminal to ask on, or a pipe (`bds login --with-key < key.txt`). */
+export type InputStream = NodeJS.ReadableStream & { isTTY?: boolean };
+
 export interface CliRuntime extends Runtime {
   stdout: OutputStream;
   stderr: OutputStream;
+  /** Read only by the commands that ask for something (login); none in most tests. */
+  stdin?: InputStream;
   /** Aborted on SIGINT, SIGTERM or SIGHUP; its reason is the InterruptedError to report. */
   signal: AbortSignal;
   /** Sees every event of the run as well (the benchmark times the phases of a delivery with it). */

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import { ApiClient } from './api/client.js';
-import { HttpClient } from './api/http.js';
+import { HttpClient, type HttpTuning } from './api/http.js';
 import { canonicalApi } from './api/url-rules.js';
 import type { EventListener, Subject } from './delivery/events.js';
 import type { Runtime } from './runtime.js';
@@ -45,7 +45,8 @@ export class Operation {
 
   constructor(
     readonly runtime: Runtime,
-    private readonly flags: SettingsFlags,
+    /** The settings given by the caller (flags, library options); the rest comes from environment and config file. */
+    readonly flags: SettingsFlags,
     private readonly options: OperationOptions,
     private readonly resolved: Resolved = {},
   ) {
@@ -58,6 +59,11 @@ export class Operation {
         }
       : onEvent;
     this.log = options.log;
+  }
+
+  /** The same call with other settings flags, resolved afresh (`bds login`: the key just typed). */
+  withFlags(flags: SettingsFlags): Operation {
+    return new Operation(this.runtime, { ...this.flags, ...flags }, this.options);
   }
 
   /** The same operation (settings, signal) with another listener or log: a month of several, say. */
@@ -76,7 +82,9 @@ export class Operation {
 
   /** The settings' warnings, as events: said once, by the use case that resolved them. */
   async announceSettings(): Promise<void> {
-    for (const message of (await this.settings()).warnings) this.onEvent({ type: 'notice', code: 'warning', message });
+    for (const { message, hint } of (await this.settings()).warnings) {
+      this.onEvent({ type: 'notice', code: 'warning', message: `${message}; ${hint}` });
+    }
   }
 
   /** The key and base URL, after their checks (nothing is sent before). */
@@ -90,8 +98,11 @@ export class Operation {
     return this.resolved.access;
   }
 
-  /** A new API client whose retries become notices about `subject` (a delivery's period and product); the caller closes it. */
-  async client(subject: Partial<Subject> = {}): Promise<ApiClient> {
+  /**
+   * A new API client whose retries become notices about `subject` (a delivery's period and product); the caller
+   * closes it. `tuning` shortens the retries where waiting is not worth it (doctor).
+   */
+  async client(subject: Partial<Subject> = {}, tuning: Partial<HttpTuning> = {}): Promise<ApiClient> {
     const { key, baseUrl } = await this.apiAccess();
     const { runtime } = this;
     return new ApiClient(
@@ -100,7 +111,7 @@ export class Operation {
         apiKey: key.key,
         clientHeader: clientHeader(runtime.hostname),
         env: runtime.env,
-        ...(runtime.http ? { tuning: runtime.http } : {}),
+        tuning: { ...tuning, ...runtime.http },
         sleep: runtime.sleep,
         random: runtime.random,
         now: () => runtime.now().getTime(),

@@ -12,6 +12,11 @@ export interface Runtime {
   homedir: string;
   hostname: string;
   pid: number;
+  /**
+   * Who runs bds (process.getuid()); undefined where the system has no uids. A config file the search finds
+   * that belongs to another user (not root) is passed over.
+   */
+  uid?: number | undefined;
   now: () => Date;
   sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   random: () => number;

@@ -44,6 +44,8 @@ export interface SandboxOptions {
   review?: ReviewMode;
   /** accept or reject: how long after it was received a batch is decided, in ms; default 10 s. */
   reviewAfter?: number;
+  /** Added to the clock in every answer's `Date` header: a server whose clock is off (bds doctor warns). */
+  clockSkewMs?: number;
 }
 
 export interface Sandbox {
@@ -100,6 +102,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   );
 
   const servers = [apiServer, storageServer];
+  const skew = options.clockSkewMs;
+  if (skew) {
+    // First of the request listeners, so that the header is set before any route answers.
+    for (const server of servers) server.prependListener('request', (_req, res) => res.setHeader('date', new Date(now() + skew).toUTCString()));
+  }
   try {
     listening.base = await listen(apiServer, host, options.port ?? 0);
     listening.storage = await listen(storageServer, host, options.storagePort ?? 0);

@@ -20,6 +20,8 @@ export interface SandboxOptions {
   review?: ReviewMode;
   /** In ms; default 10 s. */
   reviewAfter?: number;
+  /** Puts the server's clock this far off in its `Date` header (to try `bds doctor`'s clock check); default 0. */
+  clockSkewMs?: number;
 }
 
 export interface Sandbox {
@@ -46,6 +48,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
     ...(options.review === undefined ? {} : { review: options.review }),
     ...(options.reviewAfter === undefined ? {} : { reviewAfter: options.reviewAfter }),
+    ...(options.clockSkewMs === undefined ? {} : { clockSkewMs: options.clockSkewMs }),
   });
   const source = emulator.store.sources()[0] ?? emulator.store.createSource({ name: 'sandbox demo' });
   return {

@@ -8,7 +8,7 @@ import { Chalk, type ChalkInstance } from 'chalk';
 import type { Ora } from 'ora';
 import type { LogTail } from '../../core/monitoring/log-tail.js';
 import type { Env } from '../../core/runtime.js';
-import type { OutputStream } from '../runtime.js';
+import type { InputStream, OutputStream } from '../runtime.js';
 import { KEY_PREFIXES } from '../../core/api/types.js';
 import { timestamp } from './format.js';
 import { githubAnnotation, inGithubActions } from './github.js';
@@ -27,10 +27,15 @@ export interface OutputFlags {
 export interface IOOptions {
   stdout: OutputStream;
   stderr: OutputStream;
+  /** Where answers are typed or piped in. */
+  stdin?: InputStream | undefined;
   env: Env;
   now: () => Date;
   flags: OutputFlags;
 }
+
+/** A key is a line: more than this on standard input is something else piped in by mistake. */
+const MAX_INPUT_BYTES = 64 * 1024;
 
 const SPINNER_UPDATE_INTERVAL_MS = 100;
 
@@ -106,6 +111,23 @@ export class IO {
       // Raw mode on stdin would swallow Ctrl-C's default behaviour and keep the process alive.
       discardStdin: false,
     });
+  }
+
+  /** A person can be asked: standard input is a terminal. */
+  get canAsk(): boolean {
+    return this.options.stdin?.isTTY === true;
+  }
+
+  /** Asks on the terminal (stderr), the answer hidden when it is a secret; see canAsk. */
+  async ask(question: string, options: { secret: boolean; signal: AbortSignal }): Promise<string> {
+    const { ask } = await import('./prompt.js');
+    return ask(this.options.stdin!, this.options.stderr, question, options);
+  }
+
+  /** Everything piped into standard input (a key), at most 64 kB. */
+  async readInput(): Promise<string> {
+    const { readAll } = await import('./prompt.js');
+    return readAll(this.options.stdin, MAX_INPUT_BYTES);
   }
 
   /** A result for stdout: JSON with --json, else the text. */

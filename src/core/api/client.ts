@@ -27,17 +27,23 @@ export class ApiClient {
   constructor(readonly http: HttpClient) {}
 
   async me(signal?: AbortSignal): Promise<MeResponse> {
+    return (await this.meAndClock(signal)).me;
+  }
+
+  /** GET /me, and the server's clock from its Date header (doctor compares it with this machine's). */
+  async meAndClock(signal?: AbortSignal): Promise<{ me: MeResponse; serverDate: string | undefined }> {
     const res = await this.http.json<MeResponse>('GET', `${API_PREFIX}/me`, { signal });
     const { organization, key } = res.body;
     if (typeof organization?.name !== 'string' || typeof key?.id !== 'string' || typeof key?.mode !== 'string') {
       throw nonsense(res, 'GET /me', 'organization.name, key.id or key.mode');
     }
     // Shown to a person: safe for a terminal from here on.
-    return {
+    const me = {
       ...res.body,
       organization: { ...organization, name: serverText(organization.name) },
       key: { ...key, id: serverText(key.id), mode: serverText(key.mode) as KeyMode },
     };
+    return { me, serverDate: res.date };
   }
 
   async createSource(req: CreateSourceRequest, idempotencyKey: string, signal?: AbortSignal): Promise<Source> {

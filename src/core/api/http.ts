@@ -66,6 +66,8 @@ export interface JsonResponse<T> {
   status: number;
   body: T;
   requestId: string | undefined;
+  /** The server's clock: its Date header. */
+  date: string | undefined;
 }
 
 export interface JsonRequest {
@@ -117,7 +119,7 @@ export class HttpClient {
       const requestId = header(res.headers, REQUEST_ID_HEADER);
       const answered: RequestInfo = { ...info, status: res.statusCode, ...(requestId ? { requestId } : {}) };
       if (res.statusCode >= 200 && res.statusCode < 300) {
-        return { status: res.statusCode, body: parseJson<T>(text, res.headers, answered), requestId };
+        return { status: res.statusCode, body: parseJson<T>(text, res.headers, answered), requestId, date: header(res.headers, 'date') };
       }
       throw this.failure(answered, res.headers, text);
     });

@@ -77,3 +77,33 @@ export function proxyFailure(
     hint: 'the proxy could not or would not reach the host; check HTTPS_PROXY, HTTP_PROXY and NO_PROXY',
   };
 }
+
+/** The proxy a request to `url` goes through, as the dispatchers choose it, and the variable that named it. */
+export interface ProxyChoice {
+  /** As the variable holds it, credentials included: redact before showing. */
+  url: string;
+  variable: string;
+}
+
+/**
+ * Which proxy a request to `url` goes through (undefined: direct), by the rules undici's EnvHttpProxyAgent
+ * applies: loopback always direct; NO_PROXY entries (`*`, a host, `.domain` or `*.domain`, each with an
+ * optional port) match the host or a subdomain of it.
+ */
+export function proxyFor(url: URL, env: ProxyEnv): ProxyChoice | undefined {
+  if (isLoopback(url.hostname)) return undefined;
+  const variable = (name: string): string | undefined => [name, name.toUpperCase()].find((n) => env[n]);
+  const chosen = url.protocol === 'https:' ? (variable('https_proxy') ?? variable('http_proxy')) : variable('http_proxy');
+  if (chosen === undefined) return undefined;
+  const { noProxy } = proxySettings(env);
+  if (noProxy === '*') return undefined;
+  const host = url.host.replace(/:\d*$/, '').toLowerCase();
+  const port = Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
+  for (const entry of noProxy.split(/[,\s]/).filter(Boolean)) {
+    const parsed = /^(.+):(\d+)$/.exec(entry);
+    const name = (parsed ? parsed[1]! : entry).replace(/^\*?\./, '').toLowerCase();
+    if (parsed && Number(parsed[2]) !== port) continue;
+    if (host === name || host.endsWith(`.${name}`)) return undefined;
+  }
+  return { url: env[chosen]!, variable: chosen };
+}

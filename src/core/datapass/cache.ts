@@ -5,11 +5,12 @@
 // another file or to another way of making it is ignored, never trusted; and the upload hashes what it sends
 // in any case (delivery.ts), so a wrong entry can never get other bytes confirmed.
 
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { versions } from 'node:process';
 import { isObject } from '../checks.js';
+import { writeFileAtomic, type WriteStep } from '../files.js';
 import { changeSince, type FileStamp } from './file-stamp.js';
 import type { PassFindings } from './pipeline.js';
 
@@ -40,7 +41,11 @@ interface Entry extends FileStamp {
 export class PassCache {
   private readonly dir: string;
 
-  constructor(cacheDirectory: string) {
+  /** `onStep` is told each step of a write (tests inject a crash between them). */
+  constructor(
+    cacheDirectory: string,
+    private readonly onStep?: (step: WriteStep) => void,
+  ) {
     this.dir = path.join(cacheDirectory, 'passes');
   }
 
@@ -62,14 +67,13 @@ export class PassCache {
     const { recordCount, sha256, size: uploadSize } = findings;
     const body = { format: PASS_FORMAT, ...stamp, zlib, recordCount, sha256, uploadSize };
     const entry: Entry = { ...body, checksum: checksumOf(body) };
-    const file = this.entryPath(stamp.path);
-    const temp = `${file}.${randomUUID()}.tmp`;
     try {
       await fs.mkdir(this.dir, { recursive: true, mode: 0o700 });
-      await fs.writeFile(temp, `${JSON.stringify(entry)}\n`, { mode: 0o600 });
-      await fs.rename(temp, file);
+      // A torn entry would only be ignored (its checksum fails), but a rename that a power cut undoes could
+      // leave an empty file where an entry was: the same careful write as a delivery record's.
+      writeFileAtomic(this.entryPath(stamp.path), `${JSON.stringify(entry)}\n`, { onStep: this.onStep });
     } catch {
-      await fs.rm(temp, { force: true }).catch(() => undefined);
+      // the next run passes over the file again
     }
   }
 

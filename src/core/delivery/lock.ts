@@ -2,10 +2,11 @@
 // bds processes never deliver the same month at once. A lock whose holder is gone is taken over.
 
 import { randomUUID } from 'node:crypto';
-import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { errnoCode } from '../checks.js';
 import { LockedError } from '../errors.js';
+import { writeFileAtomic, type WriteStep } from '../files.js';
 
 export interface LockOwner {
   pid: number;
@@ -22,13 +23,15 @@ export interface LockOptions {
   isProcessAlive: (pid: number) => boolean;
   /** When a running process started (ms since the epoch), where the system tells; see Runtime. */
   processStartedAt?: ((pid: number) => number | undefined) | undefined;
+  /** Told each step of writing the lock file (tests inject a crash between them). */
+  onStep?: ((step: WriteStep) => void) | undefined;
 }
 
 /** Slack for clocks: a process that started this long after the lock was written cannot be its writer. */
 const START_TIME_SLACK_MS = 2_000;
 
 /** Takes the lock, or throws LockedError naming its holder; returns the function that releases it. */
-export function takeLock({ file, subject, owner, isProcessAlive, processStartedAt }: LockOptions): () => void {
+export function takeLock({ file, subject, owner, isProcessAlive, processStartedAt, onStep }: LockOptions): () => void {
   mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
   const locked = (holder: LockOwner | undefined): LockedError =>
     new LockedError(
@@ -38,18 +41,14 @@ export function takeLock({ file, subject, owner, isProcessAlive, processStartedA
     );
   for (let attempt = 0; attempt < 3; attempt++) {
     // Written whole to a temp file and linked into place, so nobody ever reads a half-written lock.
-    const temp = `${file}.${randomUUID()}.tmp`;
-    writeFileSync(temp, JSON.stringify(owner), { mode: 0o600 });
     try {
-      linkSync(temp, file);
+      writeFileAtomic(file, JSON.stringify(owner), { exclusive: true, onStep });
       return () => {
         const current = readOwner(file);
         if (current?.pid === owner.pid && current.startedAt === owner.startedAt) rmSync(file, { force: true });
       };
     } catch (error) {
       if (errnoCode(error) !== 'EEXIST') throw error;
-    } finally {
-      rmSync(temp, { force: true });
     }
     const holder = readOwner(file);
     // A pid means nothing on another machine (a shared home folder): such a lock is never taken over.
@@ -78,6 +77,21 @@ export function takeLock({ file, subject, owner, isProcessAlive, processStartedA
     rmSync(aside, { force: true });
   }
   throw locked(readOwner(file));
+}
+
+/**
+ * A lock file whose holder is gone (a crashed or killed bds on this machine): the next delivery takes it over.
+ * A lock of another machine is never stale here, nor one that cannot be read.
+ */
+export function staleLockHolder(
+  file: string,
+  hostname: string,
+  isProcessAlive: (pid: number) => boolean,
+  processStartedAt: LockOptions['processStartedAt'],
+): LockOwner | undefined {
+  const holder = readOwner(file);
+  if (!holder || holder.hostname !== hostname) return undefined;
+  return holderIsRunning(holder, isProcessAlive, processStartedAt) ? undefined : holder;
 }
 
 /**

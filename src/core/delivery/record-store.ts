@@ -3,13 +3,14 @@
 // interrupted delivery resumes its own batch. It keeps the schema's columns (never data) so that the next
 // month's schema can be compared with it. The lock beside it is lock.ts's.
 
-import { createHash, randomUUID } from 'node:crypto';
-import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, renameSync } from 'node:fs';
 import path from 'node:path';
 import { errnoCode, isObject } from '../checks.js';
 import { BdsError, UsageError } from '../errors.js';
 import type { BatchStatus, KeyMode, UploadTarget } from '../api/types.js';
 import type { ColumnEntry } from '../preflight/columns.js';
+import { writeFileAtomic, type WriteStep } from '../files.js';
 
 /** What a delivery is: the API (canonical, see canonicalApi), source, period, product. */
 export interface DeliverySubject {
@@ -57,7 +58,11 @@ export interface CorruptRecord {
 export class RecordStore {
   readonly dir: string;
 
-  constructor(stateDirectory: string) {
+  /** `onStep` is told each step of a write (tests inject a crash between them). */
+  constructor(
+    stateDirectory: string,
+    private readonly onStep?: (step: WriteStep) => void,
+  ) {
     this.dir = path.join(stateDirectory, 'deliveries');
   }
 
@@ -104,25 +109,11 @@ export class RecordStore {
     return { ...key, version: 2, step: 'completed', idempotencyKey, batchId, dataFile, bytes, recordCount, updatedAt };
   }
 
-  /** Replaces the record atomically: a temp file, flushed, then renamed over the old one. */
+  /** Replaces the record atomically: a temp file, flushed, renamed over the old one, the folder flushed. */
   write(record: DeliveryRecord): void {
     this.inStateFolder(() => {
       mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-      const file = this.recordPath(record);
-      const temp = `${file}.${randomUUID()}.tmp`;
-      try {
-        const fd = openSync(temp, 'w', 0o600);
-        try {
-          writeSync(fd, `${JSON.stringify(record, null, 2)}\n`);
-          fsyncSync(fd);
-        } finally {
-          closeSync(fd);
-        }
-        renameSync(temp, file);
-      } catch (error) {
-        rmSync(temp, { force: true });
-        throw error;
-      }
+      writeFileAtomic(this.recordPath(record), `${JSON.stringify(record, null, 2)}\n`, { onStep: this.onStep });
     });
   }
 
@@ -135,23 +126,10 @@ export class RecordStore {
    * the API.
    */
   nearestDelivered(subject: { sourceId: string | undefined; period: string; product: string }): DeliveryRecord | undefined {
-    let names: string[];
-    try {
-      names = readdirSync(this.dir);
-    } catch {
-      return undefined;
-    }
     let nearest: DeliveryRecord | undefined;
-    for (const name of names) {
-      if (!name.endsWith('.json')) continue;
-      let record: DeliveryRecord | undefined;
-      try {
-        record = parseRecord(readFileSync(path.join(this.dir, name), 'utf8'));
-      } catch {
-        continue;
-      }
+    for (const record of this.records()) {
       if (
-        record?.step === 'completed' &&
+        record.step === 'completed' &&
         record.product === subject.product &&
         record.period !== subject.period &&
         (subject.sourceId === undefined || record.sourceId === subject.sourceId) &&
@@ -161,6 +139,25 @@ export class RecordStore {
       }
     }
     return nearest;
+  }
+
+  /** Every record of this version that can be read, in no particular order. */
+  records(): DeliveryRecord[] {
+    const records: DeliveryRecord[] = [];
+    for (const name of this.names('.json')) {
+      try {
+        const record = parseRecord(readFileSync(path.join(this.dir, name), 'utf8'));
+        if (record) records.push(record);
+      } catch {
+        // gone or unreadable since the folder was listed: not a record
+      }
+    }
+    return records;
+  }
+
+  /** Every lock file beside the records. */
+  lockFiles(): string[] {
+    return this.names('.lock').map((name) => path.join(this.dir, name));
   }
 
   lockFile(subject: DeliverySubject): string {
@@ -181,6 +178,14 @@ export class RecordStore {
     return new UsageError(`cannot write the delivery records in ${this.dir} (${errnoCode(error) ?? 'unusable'})`, {
       hint: 'bds keeps them under $XDG_STATE_HOME/bds (default ~/.local/state/bds): make it writable, or set XDG_STATE_HOME',
     });
+  }
+
+  private names(extension: string): string[] {
+    try {
+      return readdirSync(this.dir).filter((name) => name.endsWith(extension));
+    } catch {
+      return [];
+    }
   }
 
   private recordPath(key: DeliveryKey): string {

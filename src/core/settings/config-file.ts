@@ -6,16 +6,19 @@
 // error handling (a broken package.json crashed bds with the file's text, key included, in the message),
 // and takes its global folder from process.env; bds must read only what its caller hands it.
 
-import { promises as fs, statSync } from 'node:fs';
+import { promises as fs, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { errnoCode, isObject } from '../checks.js';
 import { UsageError } from '../errors.js';
 import type { Env } from '../runtime.js';
 import { configHome } from './dirs.js';
+import { closestName, shownText, type SettingsWarning } from './text.js';
 
 export const CONFIG_KEYS = ['apiKey', 'apiKeyFile', 'baseUrl', 'sourceId', 'pingUrl', 'metricsFile'] as const;
 export type ConfigKey = (typeof CONFIG_KEYS)[number];
 export type ConfigValues = Partial<Record<ConfigKey, string>>;
+/** What the top level holds besides a profile's settings. */
+const TOP_LEVEL_KEYS = [...CONFIG_KEYS, 'profile', 'profiles'];
 
 export interface ConfigFile {
   path: string;
@@ -53,9 +56,18 @@ export interface ConfigSearch {
   cwd: string;
   home: string;
   env: Env;
+  /** Who runs bds: a file the search finds that belongs to another user (not root) is passed over. */
+  uid: number | undefined;
 }
 
-export async function loadConfigFile(search: ConfigSearch): Promise<ConfigFile | undefined> {
+export interface ConfigSearchResult {
+  file: ConfigFile | undefined;
+  /** Files passed over, settings bds does not know. */
+  warnings: SettingsWarning[];
+}
+
+export async function loadConfigFile(search: ConfigSearch): Promise<ConfigSearchResult> {
+  const warnings: SettingsWarning[] = [];
   if (search.explicit !== undefined) {
     const file = path.resolve(search.cwd, search.explicit);
     if (CODE_EXTENSIONS.includes(path.extname(file))) refuseCode(file);
@@ -65,7 +77,7 @@ export async function loadConfigFile(search: ConfigSearch): Promise<ConfigFile |
     } catch (error) {
       throw new UsageError(`cannot read the config file ${file}: ${describeReadError(error)}`);
     }
-    return parseConfig(file, await parseSettings(file, text));
+    return { file: parseConfig(file, await parseSettings(file, text), warnings), warnings };
   }
   for (const file of searchPlaces(search)) {
     let text: string;
@@ -76,21 +88,77 @@ export async function loadConfigFile(search: ConfigSearch): Promise<ConfigFile |
       throw new UsageError(`cannot read the config file ${file}: ${describeReadError(error)}`);
     }
     if (CODE_EXTENSIONS.includes(path.extname(file))) refuseCode(file);
+    const stranger = ownerIfStranger(file, search.uid);
+    if (stranger !== undefined) {
+      // Passed over unread, as git passes over a repository of someone else's; said, unless it is a
+      // package.json that holds nothing of bds's anyway.
+      const foreign = path.basename(file) === 'package.json' && (await parseSettings(file, text).catch(() => undefined)) === undefined;
+      if (!foreign) {
+        warnings.push({
+          message: `ignoring the config file ${file}: it belongs to ${stranger}, not to you or root`,
+          hint: 'a file another user can write must not choose where your key goes; if it is yours, chown it to yourself',
+        });
+      }
+      continue;
+    }
     const settings = await parseSettings(file, text);
     // An empty file, or a package.json without a "bds" key, is no config file of bds's.
     if (settings === undefined) continue;
-    return parseConfig(file, settings);
+    return { file: parseConfig(file, settings, warnings), warnings };
   }
-  return undefined;
+  return { file: undefined, warnings };
 }
 
+/**
+ * From the working folder up to the home folder, never above it (a folder above home, such as /srv or /tmp,
+ * is anybody's); a working folder outside home is searched alone. Then the user's config folder.
+ */
 function* searchPlaces({ cwd, home, env }: ConfigSearch): Generator<string> {
   const stop = path.resolve(home);
-  for (let dir = path.resolve(cwd); ; dir = path.dirname(dir)) {
+  const start = path.resolve(cwd);
+  const insideHome = start === stop || start.startsWith(stop.endsWith(path.sep) ? stop : `${stop}${path.sep}`);
+  for (let dir = start; ; dir = path.dirname(dir)) {
     for (const place of SEARCH_PLACES) yield path.join(dir, place);
-    if (dir === stop || path.dirname(dir) === dir) break;
+    if (!insideHome || dir === stop || path.dirname(dir) === dir) break;
   }
-  for (const place of GLOBAL_PLACES) yield path.join(configHome(env, home), 'bds', place);
+  for (const place of GLOBAL_PLACES) yield path.join(userConfigFolder(env, home), place);
+}
+
+/** Where the user's own config file lives: $XDG_CONFIG_HOME/bds, by default ~/.config/bds. */
+export function userConfigFolder(env: Env, home: string): string {
+  return path.join(configHome(env, home), 'bds');
+}
+
+/** The names the user's config folder may hold, in the order the search tries them. */
+export const USER_CONFIG_NAMES = GLOBAL_PLACES;
+
+/**
+ * The owner of a file that is neither the user running bds nor root, as a person would name them
+ * ("user alice (uid 1001)"); undefined for a file of one of those two, or where the system has no uids.
+ */
+function ownerIfStranger(file: string, uid: number | undefined): string | undefined {
+  if (uid === undefined) return undefined;
+  let owner: number;
+  try {
+    owner = statSync(file).uid;
+  } catch {
+    return undefined;
+  }
+  if (owner === uid || owner === 0) return undefined;
+  const name = userName(owner);
+  return name ? `user ${name} (uid ${owner})` : `uid ${owner}`;
+}
+
+/** A uid's name from /etc/passwd, where there is one. */
+function userName(uid: number): string | undefined {
+  try {
+    const line = readFileSync('/etc/passwd', 'utf8')
+      .split('\n')
+      .find((entry) => entry.split(':')[2] === String(uid));
+    return line ? shownText(line.split(':')[0]!) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** bds's settings in a file: undefined when it holds none (empty, or a package.json without "bds"). */
@@ -125,15 +193,18 @@ function refuseCode(file: string): never {
   });
 }
 
-function parseConfig(file: string, config: unknown): ConfigFile {
+function parseConfig(file: string, config: unknown, warnings: SettingsWarning[]): ConfigFile {
   if (!isObject(config)) throw new UsageError(`the config file ${file} must hold an object of settings`);
-  const profiles: Record<string, ConfigValues> = {};
+  warnUnknown(file, config, TOP_LEVEL_KEYS, '', warnings);
+  // Without a prototype: a profile may be named "__proto__" or "toString".
+  const profiles: Record<string, ConfigValues> = Object.create(null);
   if (config.profiles !== undefined) {
     if (!isObject(config.profiles)) {
       throw new UsageError(`in the config file ${file}: profiles must be an object of named settings`);
     }
     for (const [name, values] of Object.entries(config.profiles)) {
-      profiles[name] = pickValues(file, values, `profiles.${name}.`);
+      profiles[name] = pickValues(file, values, `profiles.${shownText(name)}.`);
+      warnUnknown(file, values as Record<string, unknown>, CONFIG_KEYS, `profiles.${shownText(name)}.`, warnings);
     }
   }
   if (config.profile !== undefined && typeof config.profile !== 'string') {
@@ -152,6 +223,18 @@ function parseConfig(file: string, config: unknown): ConfigFile {
     profiles,
     readableByOthers: (mode & 0o044) !== 0,
   };
+}
+
+/** A setting bds does not know is most likely a misspelt one (`apikey`, `sourceID`): said, with the nearest name. */
+function warnUnknown(file: string, values: Record<string, unknown>, known: readonly string[], prefix: string, warnings: SettingsWarning[]): void {
+  for (const name of Object.keys(values)) {
+    if (known.includes(name)) continue;
+    const nearest = closestName(name, known);
+    warnings.push({
+      message: `the config file ${file} has a setting bds does not know: ${prefix}${shownText(name)}`,
+      hint: nearest ? `did you mean ${prefix}${nearest}?` : `bds knows ${known.join(', ')}`,
+    });
+  }
 }
 
 function pickValues(file: string, raw: unknown, prefix: string): ConfigValues {

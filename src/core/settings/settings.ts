@@ -6,8 +6,11 @@ import path from 'node:path';
 import { AuthError, UsageError } from '../errors.js';
 import { KEY_PREFIXES, type KeyMode } from '../api/types.js';
 import { loadConfigFile, type ConfigFile, type ConfigValues } from './config-file.js';
+import { shownText, withoutKeys, type SettingsWarning } from './text.js';
 import { travelsSafely } from '../api/url-rules.js';
 import type { Env } from '../runtime.js';
+
+export type { SettingsWarning } from './text.js';
 
 export interface SettingsFlags {
   /** Only from the library's options: on the command line a key would end up in shell history and `ps`. */
@@ -19,12 +22,19 @@ export interface SettingsFlags {
   /** deliver's monitoring: --ping-url and --metrics-file. */
   pingUrl?: string | undefined;
   metricsFile?: string | undefined;
+  /**
+   * A profile the config file does not hold yet is no error: its settings are the file's top level (`bds login
+   * --profile <new>`, which is about to write it).
+   */
+  newProfile?: boolean | undefined;
 }
 
 export interface SettingsEnvironment {
   env: Env;
   cwd: string;
   homedir: string;
+  /** Who runs bds, for the config search (see Runtime). */
+  uid?: number | undefined;
 }
 
 export interface Sourced<T> {
@@ -43,7 +53,7 @@ export interface Settings {
   pingUrl: Sourced<string> | undefined;
   /** deliver's metrics file, an absolute path. */
   metricsFile: Sourced<string> | undefined;
-  warnings: string[];
+  warnings: SettingsWarning[];
 }
 
 export interface ApiKey {
@@ -57,15 +67,16 @@ export async function resolveSettings(flags: SettingsFlags, where: SettingsEnvir
   const { env } = where;
   const nonEmpty = (value: string | undefined): string | undefined => (value?.trim() ? value.trim() : undefined);
   const explicitConfig = nonEmpty(flags.config) ?? nonEmpty(env.BDS_CONFIG);
-  const file = await loadConfigFile({ explicit: explicitConfig, cwd: where.cwd, home: where.homedir, env });
+  const search = await loadConfigFile({ explicit: explicitConfig, cwd: where.cwd, home: where.homedir, env, uid: where.uid });
+  const { file } = search;
 
   const profile = pick<string>(
     [nonEmpty(flags.profile), '--profile'],
     [nonEmpty(env.BDS_PROFILE), 'BDS_PROFILE'],
     [nonEmpty(file?.profile), `config file ${file?.path}`],
   );
-  const fromFile = configValues(file, profile?.value);
-  const warnings: string[] = [];
+  const fromFile = configValues(file, profile?.value, flags.newProfile === true);
+  const warnings: SettingsWarning[] = [...search.warnings];
 
   const apiKey =
     pick<string>([flags.apiKey?.trim() || undefined, 'the apiKey option'], [env.BDS_API_KEY?.trim() || undefined, 'BDS_API_KEY']) ??
@@ -80,7 +91,7 @@ export async function resolveSettings(flags: SettingsFlags, where: SettingsEnvir
   const early = monitoringSettings(flags, where);
   const configMetrics = nonEmpty(fromFile.values.metricsFile);
   if (file?.readableByOthers && (file.values.apiKey || Object.values(file.profiles).some((p) => p.apiKey))) {
-    warnings.push(`the config file ${file.path} holds an API key and other users can read it; fix with: chmod 600 ${file.path}`);
+    warnings.push({ message: `the config file ${file.path} holds an API key and other users can read it`, hint: `fix with: chmod 600 ${file.path}` });
   }
 
   return {
@@ -121,7 +132,7 @@ export function monitoringSettings(
 }
 
 /** The key, checked: present and with a known prefix. Never echoes the value. */
-export function requireApiKey(settings: Settings): ApiKey {
+export function requireApiKey(settings: Pick<Settings, 'apiKey'>): ApiKey {
   if (!settings.apiKey) {
     throw new AuthError('no API key', {
       hint: 'set BDS_API_KEY, or BDS_API_KEY_FILE to a file holding the key, or apiKey in a config file (see bds --help)',
@@ -141,16 +152,20 @@ export function requireApiKey(settings: Settings): ApiKey {
 }
 
 /** The base URL, checked: http:// only for loopback hosts, since the key would travel in clear. */
-export function requireBaseUrl(settings: Settings): URL {
+export function requireBaseUrl(settings: Pick<Settings, 'baseUrl'>): URL {
   if (!settings.baseUrl) {
     throw new UsageError('no base URL', { hint: 'set --base-url, BDS_BASE_URL or baseUrl in a config file' });
   }
   const { value, from } = settings.baseUrl;
+  // A key pasted into the wrong setting would travel in every URL and show in every message.
+  if (withoutKeys(value) !== value) {
+    throw new UsageError(`the base URL from ${from} holds what looks like an API key`, { hint: 'the key goes in BDS_API_KEY, a key file or apiKey; the base URL is the API\'s address' });
+  }
   let url: URL;
   try {
     url = new URL(value);
   } catch {
-    throw new UsageError(`the base URL from ${from} is not a URL: ${value}`);
+    throw new UsageError(`the base URL from ${from} is not a URL: ${shownText(value)}`);
   }
   if (url.username || url.password) {
     throw new UsageError(`the base URL from ${from} must not carry credentials; the key comes from BDS_API_KEY`);
@@ -183,21 +198,22 @@ function pick<T>(...candidates: Array<[T | undefined, string]>): Sourced<T> | un
   return undefined;
 }
 
-function configValues(file: ConfigFile | undefined, profile: string | undefined): { values: ConfigValues; from: string } {
+function configValues(file: ConfigFile | undefined, profile: string | undefined, newProfile: boolean): { values: ConfigValues; from: string } {
   if (!file) {
     // A named profile with nothing to take it from is as unknown as one missing from the file.
-    if (profile !== undefined) {
-      throw new UsageError(`no profile "${profile}": no config file was found`, {
+    if (profile !== undefined && !newProfile) {
+      throw new UsageError(`no profile "${shownText(profile)}": no config file was found`, {
         hint: 'put it under "profiles" in .bdsrc.json or ~/.config/bds/config.json, or name the file with --config',
       });
     }
     return { values: {}, from: 'config file' };
   }
   if (profile === undefined) return { values: file.values, from: `config file ${file.path}` };
-  const values = file.profiles[profile];
+  const values = Object.hasOwn(file.profiles, profile) ? file.profiles[profile] : undefined;
   if (!values) {
-    const known = Object.keys(file.profiles);
-    throw new UsageError(`no profile "${profile}" in the config file ${file.path}`, {
+    if (newProfile) return { values: file.values, from: `config file ${file.path}` };
+    const known = Object.keys(file.profiles).map(shownText);
+    throw new UsageError(`no profile "${shownText(profile)}" in the config file ${file.path}`, {
       hint: known.length ? `its profiles: ${known.join(', ')}` : 'add it under "profiles" in that file',
     });
   }
@@ -207,28 +223,47 @@ function configValues(file: ConfigFile | undefined, profile: string | undefined)
     delete inherited.apiKey;
     delete inherited.apiKeyFile;
   }
-  return { values: { ...inherited, ...values }, from: `config file ${file.path} (profile: ${profile})` };
+  return { values: { ...inherited, ...values }, from: `config file ${file.path} (profile: ${shownText(profile)})` };
 }
 
 function readKeyFile(
   file: string | undefined,
   relativeTo: string,
   named: string,
-  warnings: string[],
+  warnings: SettingsWarning[],
 ): Sourced<string> | undefined {
   if (file === undefined) return undefined;
   const resolved = path.resolve(relativeTo, file);
+  // The path is shown in messages: a key pasted in as the path is not.
+  const shown = withoutKeys(resolved);
   let text: string;
   try {
     text = readFileSync(resolved, 'utf8');
     if ((statSync(resolved).mode & 0o044) !== 0) {
-      warnings.push(`the key file ${resolved} can be read by other users; fix with: chmod 600 ${resolved}`);
+      warnings.push({ message: `the key file ${shown} can be read by other users`, hint: `fix with: chmod 600 ${shown}` });
     }
   } catch (error) {
     const code = (error as { code?: string }).code ?? 'unreadable';
-    throw new AuthError(`cannot read the key file ${resolved} (${named}): ${code === 'ENOENT' ? 'no such file' : code}`);
+    throw new AuthError(`cannot read the key file ${shown} (${named}): ${code === 'ENOENT' ? 'no such file' : code}`);
   }
-  const key = text.trim();
-  if (!key) throw new AuthError(`the key file ${resolved} (${named}) is empty`);
-  return { value: key, from: `key file ${resolved} (${named})` };
+  const lines = keyLines(text);
+  if (lines.length === 0) throw new AuthError(`the key file ${shown} (${named}) is empty`);
+  if (lines.length > 1) {
+    throw new AuthError(`the key file ${shown} (${named}) holds ${lines.length} lines besides comments; it must hold the key alone`, {
+      hint: 'put the key on a line of its own; lines starting with # are comments',
+    });
+  }
+  return { value: lines[0]!, from: `key file ${shown} (${named})` };
+}
+
+/**
+ * The lines of a key file (or of a key piped to `bds login --with-key`) that are not blank and not comments:
+ * a line whose first character other than white space is `#` is a comment, since no key holds one.
+ */
+export function keyLines(text: string): string[] {
+  return text
+    .replace(/^\uFEFF/, '')
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !line.startsWith('#'));
 }

@@ -1,0 +1,41 @@
+// bds doctor: one line per check (ok, warn, fail), a hint under each warn and fail, and the exit code of the
+// first failure's kind. For a person, and with --json for a support ticket.
+
+import type { CheckStatus, DoctorResult } from '../../core/diagnostics/doctor.js';
+import { defineCommand } from '../command.js';
+import type { CommonOptions } from '../command.js';
+import type { IO } from '../output/io.js';
+
+export default defineCommand<CommonOptions, DoctorResult>({
+  name: 'doctor',
+  description: 'check whether this machine can deliver, and say why not',
+  async run(op) {
+    const { doctor } = await import('../../core/diagnostics/doctor.js');
+    return doctor(op);
+  },
+  print(io, result) {
+    io.result(result, () => {
+      const width = Math.max(...result.checks.map((check) => check.name.length));
+      const lines = result.checks.flatMap(({ name, status, message, hint }) => [
+        `${label(io, status)}  ${name.padEnd(width)}  ${message}`,
+        ...(hint ? [`${' '.repeat(6 + width)}  ${io.out.dim(`hint: ${hint}`)}`] : []),
+      ]);
+      return [...lines, '', summary(result)].join('\n');
+    });
+    return result.exit_code;
+  },
+});
+
+function label(io: IO, status: CheckStatus): string {
+  const text = status.padEnd(4);
+  return status === 'ok' ? io.out.green(text) : status === 'warn' ? io.out.yellow(text) : io.out.red(text);
+}
+
+function summary(result: DoctorResult): string {
+  const count = (status: CheckStatus): number => result.checks.filter((check) => check.status === status).length;
+  const warnings = count('warn');
+  const also = warnings ? `, with ${warnings} warning${warnings === 1 ? '' : 's'}` : '';
+  if (result.ok) return `This machine can deliver${also}.`;
+  const failures = count('fail');
+  return `${failures} check${failures === 1 ? '' : 's'} failed${also}; the first one decides the exit code (${result.exit_code}).`;
+}

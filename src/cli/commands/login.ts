@@ -1,0 +1,56 @@
+// bds login: a key typed at a hidden prompt (or piped in with --with-key), checked against the API, stored in
+// the user's config file. The key is never an argument: it would stay in shell history and in `ps`.
+
+import { Option } from 'commander';
+import { UsageError } from '../../core/errors.js';
+import type { LoginResult } from '../../core/login.js';
+import { defineCommand } from '../command.js';
+import type { CommonOptions } from '../command.js';
+
+interface LoginFlags extends CommonOptions {
+  withKey?: boolean;
+}
+
+export default defineCommand<LoginFlags, LoginResult>({
+  name: 'login',
+  description: 'check a key against the API and store it in your config file',
+  options: [new Option('--with-key', 'read the key from standard input instead of asking for it')],
+  async run(op, io, flags) {
+    const { login, planLogin } = await import('../../core/login.js');
+    // Nobody types a key that cannot be stored: the file is checked first.
+    const plan = await planLogin(op);
+    let baseUrl = plan.baseUrl?.value;
+    if (flags.withKey) {
+      if (baseUrl === undefined) {
+        throw new UsageError('no base URL: with --with-key, name it with --base-url or BDS_BASE_URL', {
+          hint: 'bds login --with-key --base-url https://... < key.txt',
+        });
+      }
+      return login(op, { keyText: await io.readInput(), keyFrom: 'standard input', baseUrl, plan });
+    }
+    if (!io.canAsk) {
+      throw new UsageError('no terminal to ask for the key on: pipe it in with --with-key', {
+        hint: 'bds login --with-key < key.txt (or from a CI secret: printf %s "$BDS_KEY" | bds login --with-key)',
+      });
+    }
+    const ask = { signal: op.signal, secret: false };
+    if (baseUrl === undefined) baseUrl = await io.ask('Base URL of the API: ', ask);
+    const keyText = await io.ask('API key (svc_live_... or svc_test_...; not shown as you type): ', { ...ask, secret: true });
+    return login(op, { keyText, keyFrom: 'the prompt', baseUrl, plan });
+  },
+  print(io, result) {
+    if (result.key.mode === 'test') io.notice('this is a test key: its batches never become billable');
+    if (result.overriddenBy) {
+      io.warn(`${result.overriddenBy} comes before ${result.configFile}: bds uses that instead of the key just stored`);
+    }
+    const where = result.profile === null ? '' : ` (profile: ${result.profile}${result.madeDefault ? ', now the default' : ''})`;
+    io.result(result, () =>
+      [
+        `Base URL:      ${result.baseUrl}`,
+        `Organization:  ${result.organization.name}`,
+        `Key:           ${result.key.id} (${result.key.mode} mode)`,
+        `Stored in:     ${result.configFile}${where}`,
+      ].join('\n'),
+    );
+  },
+});

@@ -1,0 +1,28 @@
+// What each of doctor's checks returns: data, one line's worth. The CLI owns how it is shown.
+
+export type CheckStatus = 'ok' | 'warn' | 'fail';
+
+/** One line of `bds doctor`, as `--json` prints it: a hint for a warn or a fail, null for an ok. */
+export interface DoctorCheck {
+  name: string;
+  status: CheckStatus;
+  message: string;
+  hint: string | null;
+}
+
+/** A check as the checks return it: a failure also says which exit code its kind is (2, 3, 4, 5). */
+export interface Finding extends DoctorCheck {
+  exitCode?: number;
+}
+
+export function ok(name: string, message: string): Finding {
+  return { name, status: 'ok', message, hint: null };
+}
+
+export function warn(name: string, message: string, hint: string): Finding {
+  return { name, status: 'warn', message, hint };
+}
+
+export function fail(name: string, message: string, hint: string, exitCode: number): Finding {
+  return { name, status: 'fail', message, hint, exitCode };
+}
