@@ -290,6 +290,26 @@ describe('re-runs after the report or schema changed', () => {
     expectOneReceived(box, folder);
   });
 
+  it('a create refused with 401 made no batch: the dry run says it would deliver, and the run delivers, resuming nothing', async () => {
+    const box = await sandbox();
+    const folder = makeFolder();
+    const home = tempDir();
+    box.faults.add({ route: 'create', status: 401 });
+    expect((await deliverTo(box, folder, { home })).code).toBe(3);
+    expect(box.store.batches()).toEqual([]);
+
+    const dryRun = await deliverTo(box, folder, { home, args: ['--dry-run', '--json'] });
+    expect(dryRun.code, dryRun.stderr).toBe(0);
+    expect(dryRun.json().would).toMatchObject({ action: 'deliver', batch_id: null, status: null });
+    expect((await deliverTo(box, folder, { home, args: ['--dry-run'] })).stdout).toMatch(/Would: +deliver a new batch/);
+
+    const again = await deliverTo(box, folder, { home, args: ['--json'] });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.json()).toMatchObject({ skipped: false, resumed: false });
+    expect(again.stderr).not.toContain('resuming');
+    expectOneReceived(box, folder);
+  });
+
   it('an unchanged report and schema, key order aside, resume the interrupted batch', async () => {
     const box = await sandbox();
     const folder = makeFolder();
