@@ -1,7 +1,7 @@
 // Re-runs and concurrent runs: the same command run again never delivers a second batch, a delivered period
 // from another file needs --force, a rejected batch does not block, and two runs at once do not both deliver.
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { RecordStore } from '../src/core/delivery/record-store.js';
@@ -130,7 +130,7 @@ describe('5. re-runs', () => {
     const [name] = readdirSync(store.dir);
     writeFileSync(path.join(store.dir, name!), JSON.stringify({ version: 1, ...key, step: 'completed', batchId: 'bat_1', idempotencyKey: 'k' }));
     const setAside: unknown[] = [];
-    expect(store.read(key, (corrupt) => setAside.push(corrupt))).toBeUndefined();
+    expect(store.read(key, 'live', (corrupt) => setAside.push(corrupt))).toEqual({ own: undefined, other: undefined });
     expect(setAside).toEqual([]);
     expect(readdirSync(store.dir)).toEqual([name]);
     expect(store.readVersion1(key, key.api)).toMatchObject({ batchId: 'bat_1', step: 'completed' });
@@ -158,6 +158,65 @@ describe('5. re-runs', () => {
     expect(again.code).toBe(0);
     expect(again.stdout).toContain(`Already delivered as ${liveBatch.id} (received); nothing was sent.`);
     expect(statuses(box)).toEqual(['received', 'received']);
+  });
+
+  describe('a record per key mode', () => {
+    async function setUp() {
+      const box = await sandbox();
+      const folder = makeFolder();
+      const home = tempDir();
+      const args = ['deliver', folder.dir, '--period', PERIOD, '--source', newSource(box), '--json'];
+      const withKey = (key: string) => run(args, { env: { ...sandboxEnv(box), BDS_API_KEY: key }, home });
+      const records = path.join(stateDir({}, home), 'deliveries');
+      return { box, test: () => withKey(box.keys.test), live: () => withKey(box.keys.live), records };
+    }
+
+    it('test key, live key, test key again on one file: the third is already delivered as its own test batch, never exit 4', async () => {
+      const { box, test, live, records } = await setUp();
+      const first = await test();
+      expect(first.code, first.stderr).toBe(0);
+      const second = await live();
+      expect(second.code, second.stderr).toBe(0);
+      expect(second.json().batch.id).not.toBe(first.json().batch.id);
+
+      const third = await test();
+      expect(third.code, third.stderr).toBe(0);
+      expect(third.json()).toMatchObject({ batch: { id: first.json().batch.id }, skipped: true });
+      expect(third.stderr).not.toContain('warning');
+      const fourth = await live();
+      expect(fourth.json()).toMatchObject({ batch: { id: second.json().batch.id }, skipped: true });
+      expect(statuses(box)).toEqual(['received', 'received']);
+      const files = readdirSync(records).filter((name) => name.endsWith('.json'));
+      expect(files.map((name) => JSON.parse(readFileSync(path.join(records, name), 'utf8')).keyMode).sort()).toEqual(['live', 'test']);
+    });
+
+    it("a test record under the name every record had before is moved to its own, not replaced by the live delivery's", async () => {
+      const { box, test, live, records } = await setUp();
+      const first = await test();
+      const [name] = readdirSync(records).filter((n) => n.endsWith('.json'));
+      expect(name).toMatch(/-test\.json$/);
+      renameSync(path.join(records, name!), path.join(records, name!.replace(/-test\.json$/, '.json')));
+
+      expect((await live()).stderr).toContain(`warning: this file was delivered as ${first.json().batch.id} with a test key`);
+      const again = await test();
+      expect(again.code, again.stderr).toBe(0);
+      expect(again.json()).toMatchObject({ batch: { id: first.json().batch.id }, skipped: true });
+      expect(statuses(box)).toEqual(['received', 'received']);
+    });
+
+    it('a record of an unknown mode (from before the mode was kept) counts for either key, as it did', async () => {
+      const { box, test, live, records } = await setUp();
+      const delivered = await live();
+      const [name] = readdirSync(records).filter((n) => n.endsWith('.json'));
+      const { keyMode: _, ...unknown } = JSON.parse(readFileSync(path.join(records, name!), 'utf8'));
+      writeFileSync(path.join(records, name!), JSON.stringify(unknown));
+
+      const again = await test();
+      expect(again.code, again.stderr).toBe(0);
+      expect(again.json()).toMatchObject({ batch: { id: delivered.json().batch.id }, skipped: true });
+      expect(again.stderr).not.toContain('warning');
+      expect(statuses(box)).toEqual(['received']);
+    });
   });
 
   it('a rejected batch does not block a new delivery', async () => {

@@ -55,6 +55,8 @@ export class Delivery {
   private readonly key: DeliveryKey;
   private readonly controller = new AbortController();
   private record: DeliveryRecord | undefined;
+  /** This machine's record of the same file delivered with a key of the other mode: it never counts for this one. */
+  private readonly otherModeRecord: DeliveryRecord | undefined;
 
   constructor(options: DeliveryOptions) {
     this.options = options;
@@ -65,7 +67,9 @@ export class Delivery {
       if (outer.aborted) this.abort(abortError(outer));
       else outer.addEventListener('abort', () => this.abort(abortError(outer)), { once: true });
     }
-    this.record = options.records.read(this.key, (corrupt) => this.notice({ code: 'record_set_aside', ...corrupt })) ?? this.version1Record();
+    const { own, other } = options.records.read(this.key, options.keyMode, (corrupt) => this.notice({ code: 'record_set_aside', ...corrupt }));
+    this.record = own ?? this.version1Record();
+    this.otherModeRecord = other;
   }
 
   /** bds 0.1's record of this file: the schema it was delivered with is not known, so this file's stands in. */
@@ -140,18 +144,20 @@ export class Delivery {
 
   private decide(batches: BatchListEntry[] | undefined): RerunDecision {
     // A test key's batch is never billable, so it must not make a live key's run "already delivered" (nor a
-    // live batch a test key's): the record of the other mode, and its batch, are left out of the decision.
+    // live batch a test key's): the other mode's batch is left out of the decision.
     const { keyMode } = this.options;
-    const otherMode = this.record?.keyMode !== undefined && this.record.keyMode !== keyMode ? this.record : undefined;
-    if (otherMode?.batchId !== undefined) {
-      this.notice({ code: 'other_key_mode', batchId: otherMode.batchId, batchKeyMode: otherMode.keyMode!, keyMode });
-    }
-    return decideRerun({
-      batches: otherMode ? batches?.filter((batch) => batch.id !== otherMode.batchId) : batches,
-      record: otherMode ? undefined : this.record,
+    const other = this.otherModeRecord;
+    const decision = decideRerun({
+      batches: other?.batchId === undefined ? batches : batches?.filter((batch) => batch.id !== other.batchId),
+      record: this.record,
       inputsDigest: this.options.plan.inputsDigest,
       skipDelivered: this.options.skipDelivered,
     });
+    const ownDelivered = decision.kind === 'delivered' && decision.fromThisFile;
+    if (other?.step === 'completed' && other.batchId !== undefined && other.keyMode !== undefined && !ownDelivered) {
+      this.notice({ code: 'other_key_mode', batchId: other.batchId, batchKeyMode: other.keyMode, keyMode });
+    }
+    return decision;
   }
 
   private async create(idempotencyKey: string): Promise<void> {
@@ -318,7 +324,8 @@ export class Delivery {
       recordCount: plan.recordCount,
       inputsDigest: plan.inputsDigest,
       columns: plan.columns satisfies ColumnEntry[],
-      keyMode: this.options.keyMode,
+      // A record's mode is that of the key that created its batch; one of an unknown mode stays unknown.
+      ...(this.record ? {} : { keyMode: this.options.keyMode }),
       idempotencyKey: '',
       step: 'creating',
       ...this.record,

@@ -1,4 +1,4 @@
-// The delivery record: a small JSON file per (API, source, period, product, checksum) under
+// The delivery record: a small JSON file per (API, source, period, product, checksum, key mode) under
 // $XDG_STATE_HOME/bds/deliveries, written atomically before the upload and after each step, so that an
 // interrupted delivery resumes its own batch. It keeps the schema's columns (never data) so that the next
 // month's schema can be compared with it. The lock beside it is lock.ts's.
@@ -48,6 +48,16 @@ export interface DeliveryRecord extends DeliveryKey {
 /** What a record of bds 0.1 tells: all but the report and schema it was delivered with. */
 export type Version1Record = Omit<DeliveryRecord, 'inputsDigest' | 'columns'>;
 
+/**
+ * This machine's records of one file, as a delivery with a key of `mode` sees them: its own, and the other
+ * mode's, which never counts for it. A record of an unknown mode (written before the mode was kept) is its own
+ * whatever the key, as it always was.
+ */
+export interface ModeRecords {
+  own: DeliveryRecord | undefined;
+  other: DeliveryRecord | undefined;
+}
+
 /** A record file that could not be read as one: set aside, and said, rather than silently ignored. */
 export interface CorruptRecord {
   file: string;
@@ -61,9 +71,32 @@ export class RecordStore {
     this.dir = path.join(stateDirectory, 'deliveries');
   }
 
-  /** The record of this delivery; a corrupt one is moved aside and reported through `onCorrupt`. */
-  read(key: DeliveryKey, onCorrupt: (corrupt: CorruptRecord) => void): DeliveryRecord | undefined {
-    const file = this.recordPath(key);
+  /**
+   * The records of this file for a key of `mode`; a corrupt one is moved aside and reported through `onCorrupt`.
+   * Each mode has a file of its own, so that a delivery with one never replaces the other's: live (and unknown)
+   * records keep the name they always had, test records end in `-test.json`. A test record under the old name
+   * (from before the modes had a file each) is moved to its own name first.
+   */
+  read(key: DeliveryKey, mode: KeyMode, onCorrupt: (corrupt: CorruptRecord) => void): ModeRecords {
+    const liveFile = this.recordPath(key, 'live');
+    const testFile = this.recordPath(key, 'test');
+    let live = this.readFile(liveFile, key, onCorrupt);
+    let test = this.readFile(testFile, key, onCorrupt);
+    if (live?.keyMode === 'test') {
+      if (!test) {
+        this.inStateFolder(() => renameSync(liveFile, testFile));
+        test = live;
+      }
+      // Else a stale copy of the test record: the live delivery's record will take its place.
+      live = undefined;
+    }
+    const unknown = live?.keyMode === undefined ? live : undefined;
+    return mode === 'live'
+      ? { own: live, other: test }
+      : { own: test ?? unknown, other: unknown ? undefined : live };
+  }
+
+  private readFile(file: string, key: DeliveryKey, onCorrupt: (corrupt: CorruptRecord) => void): DeliveryRecord | undefined {
     let text: string;
     try {
       text = readFileSync(file, 'utf8');
@@ -108,7 +141,7 @@ export class RecordStore {
   write(record: DeliveryRecord): void {
     this.inStateFolder(() => {
       mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-      const file = this.recordPath(record);
+      const file = this.recordPath(record, record.keyMode ?? 'live');
       const temp = `${file}.${randomUUID()}.tmp`;
       try {
         const fd = openSync(temp, 'w', 0o600);
@@ -183,8 +216,8 @@ export class RecordStore {
     });
   }
 
-  private recordPath(key: DeliveryKey): string {
-    return path.join(this.dir, `${baseName(key)}-${key.sha256.slice(0, 16)}.json`);
+  private recordPath(key: DeliveryKey, mode: KeyMode): string {
+    return path.join(this.dir, `${baseName(key)}-${key.sha256.slice(0, 16)}${mode === 'test' ? '-test' : ''}.json`);
   }
 }
 
