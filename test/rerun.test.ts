@@ -259,6 +259,35 @@ describe('--skip-delivered: CI runners and other machines that keep no records',
     expect(statuses(box)).toEqual(['received']);
   });
 
+  it('with a live key, every skip that rests on the service alone warns that a test-mode batch would look the same', async () => {
+    const box = await sandbox();
+    const folder = makeFolder();
+    const source = newSource(box);
+    // A test key delivered the month from another machine (another HOME): the list does not say so.
+    expect((await deliverTo(box, folder)).code).toBe(0);
+    const [testBatch] = box.store.batches();
+    const live = { BDS_API_KEY: box.keys.live };
+    const warning =
+      `warning: ${testBatch!.id} (received) counts as delivered on the service's word alone (--skip-delivered, no record of it here): ` +
+      `a batch made with a test key, never billable, would look the same; bds status --source ${source} --period ${PERIOD} shows the month\n`;
+
+    const home = tempDir();
+    for (const args of [['--skip-delivered'], ['--skip-delivered', '--quiet'], ['--skip-delivered', '--dry-run']]) {
+      const res = await deliverTo(box, folder, { home, env: live, args });
+      expect(res.code, res.stderr).toBe(0);
+      expect(res.stderr).toContain(warning);
+    }
+    expect(statuses(box)).toEqual(['received']);
+
+    // With a test key, or with a record here of the batch itself, nothing rests on the service's word alone.
+    expect((await deliverTo(box, folder, { args: ['--skip-delivered'] })).stderr).not.toContain('warning');
+    const ownHome = tempDir();
+    expect((await deliverTo(box, folder, { home: ownHome, env: live, args: ['--force'] })).code).toBe(0);
+    const own = await deliverTo(box, folder, { home: ownHome, env: live, args: ['--skip-delivered'] });
+    expect(own.code, own.stderr).toBe(0);
+    expect(own.stderr).not.toContain('warning');
+  });
+
   it('the same file: no warning; a rejected or unfinished batch does not count', async () => {
     const box = await sandbox();
     const folder = makeFolder();

@@ -110,9 +110,6 @@ export class Delivery {
     switch (decision.kind) {
       case 'delivered': {
         const { batch } = decision;
-        if (!decision.fromThisFile && batch.record_count !== this.options.plan.recordCount) {
-          this.notice({ code: 'record_count_differs', batchId: batch.id, listed: batch.record_count, local: this.options.plan.recordCount });
-        }
         if (decision.fromThisFile) this.save({ step: 'completed', status: batch.status });
         return { batch: { id: batch.id, status: batch.status }, skipped: true, resumed: false };
       }
@@ -157,7 +154,20 @@ export class Delivery {
     if (other?.step === 'completed' && other.batchId !== undefined && other.keyMode !== undefined && !ownDelivered) {
       this.notice({ code: 'other_key_mode', batchId: other.batchId, batchKeyMode: other.keyMode, keyMode });
     }
+    if (decision.kind === 'delivered' && !decision.fromThisFile) this.warnSkip(decision.batch);
     return decision;
+  }
+
+  /** --skip-delivered counts a batch this machine has no record of: what it cannot know is said, every time. */
+  private warnSkip(batch: BatchListEntry): void {
+    const { plan, keyMode } = this.options;
+    if (batch.record_count !== plan.recordCount) {
+      this.notice({ code: 'record_count_differs', batchId: batch.id, listed: batch.record_count, local: plan.recordCount });
+    }
+    // The list does not say which key made a batch: a test key's, never billable, looks the same.
+    if (keyMode === 'live') {
+      this.notice({ code: 'skipped_on_service_word', batchId: batch.id, status: batch.status, sourceId: this.key.sourceId, period: this.key.period });
+    }
   }
 
   private async create(idempotencyKey: string): Promise<void> {
