@@ -118,7 +118,7 @@ describe('5. re-runs', () => {
     expect(routesSince(box, before)).toEqual(['list']);
 
     // The record it leaves holds this file's columns: the next month, with the same schema, changes none.
-    const june = await run(['deliver', makeFolder().dir, '--period', '2024-06', '--source', batch.source_id], { env: sandboxEnv(box), home });
+    const june = await run(['deliver', makeFolder({ records: 4 }).dir, '--period', '2024-06', '--source', batch.source_id], { env: sandboxEnv(box), home });
     expect(june.code).toBe(0);
     expect(june.stderr).not.toContain('warning');
   });
@@ -231,6 +231,47 @@ describe('5. re-runs', () => {
     expect(statuses(box)).toEqual(['received', 'rejected']);
     const received = box.store.batches().find((b) => b.status === 'received')!;
     expect(box.store.uploadedBytes(received.id)!.equals(folder.uploaded)).toBe(true);
+  });
+});
+
+describe('the same data file as another month', () => {
+  it('a file this machine delivered for another period is refused before anything is created: exit 2 naming it; --force delivers it', async () => {
+    const box = await sandbox();
+    const folder = makeFolder();
+    const home = tempDir();
+    const source = newSource(box);
+    // Delivered as October with a test key, then the same ./out as September with a live one (a stale folder).
+    const october = await run(['deliver', folder.dir, '--period', '2024-10', '--source', source, '--json'], { env: sandboxEnv(box), home });
+    expect(october.code, october.stderr).toBe(0);
+    const batch = october.json().batch.id;
+    const september = ['deliver', folder.dir, '--period', '2024-09', '--source', source];
+    const live = { ...sandboxEnv(box), BDS_API_KEY: box.keys.live };
+
+    const refused = await run(september, { env: live, home });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(
+      `bds: ${folder.dataFile} is the same file as the one delivered for 2024-10 from ${folder.dir} as ${batch} (sha256 ${folder.sha256}); nothing was sent for 2024-09\n` +
+        `hint: each month has data of its own: check what ${folder.dir} holds (a copied folder? a stale one?); if it really is 2024-09's, run again with --force\n`,
+    );
+    expect(count(box, 'create')).toBe(1);
+
+    const dryRun = await run([...september, '--dry-run', '--json'], { env: live, home });
+    expect(dryRun.code).toBe(0);
+    expect(dryRun.json().would).toEqual({ action: 'stop', batch_id: batch, status: null, error: { message: expect.stringContaining('nothing was sent for 2024-09'), hint: expect.any(String), exit_code: 2 } });
+    expect((await run([...september, '--dry-run'], { env: live, home })).stdout).toContain(
+      `Would:     stop with exit 2: ${folder.dataFile} is the same file as the one delivered for 2024-10`,
+    );
+    // Another source's month is its own.
+    expect((await run(['deliver', folder.dir, '--period', '2024-09', '--source', newSource(box)], { env: live, home })).code).toBe(0);
+
+    const forced = await run([...september, '--force'], { env: live, home });
+    expect(forced.code, forced.stderr).toBe(0);
+    expect(forced.stderr).toContain(`warning: this data file is also 2024-10's (${folder.dir}, delivered as ${batch}); delivering it anyway (--force)\n`);
+    // The forced month, run again, is already delivered: the refusal is for files about to be sent.
+    const again = await run(september, { env: live, home });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toMatch(/^Already delivered as bat_\w+ \(received\)/);
+    expect(count(box, 'create')).toBe(3);
   });
 });
 

@@ -16,6 +16,7 @@ import type { DeliveryKey, DeliveryRecord, RecordStore } from './record-store.js
 import { openUpload } from '../datapass/data-pass.js';
 import { changeSince } from '../datapass/file-stamp.js';
 import { decideRerun, isDelivered, type RerunDecision } from './rerun.js';
+import { sameFileError, type SameFile } from './same-file.js';
 
 export interface DeliveryOptions {
   plan: DeliveryPlan;
@@ -35,6 +36,10 @@ export interface DeliveryOptions {
   onEvent: EventListener;
   /** Aborts the delivery from outside (Ctrl-C, a library caller); abort() does the same. */
   signal?: AbortSignal | undefined;
+  /** Another month whose data file this is (same-file.ts): refused before the create, unless --force. */
+  sameFile?: SameFile | undefined;
+  /** One of several folders: a refusal's hint names this folder alone. */
+  several?: boolean | undefined;
 }
 
 export interface DeliveryOutcome {
@@ -89,10 +94,15 @@ export class Delivery {
     if (!this.controller.signal.aborted) this.controller.abort(reason);
   }
 
-  /** For --dry-run: what run() would do, and the newest batch of this period and product, if any. */
-  async preview(): Promise<{ decision: RerunDecision; existing: BatchListEntry | undefined }> {
+  /**
+   * For --dry-run: what run() would do, and the newest batch of this period and product, if any. `refusal`: the
+   * error run() would stop with (this file is another month's, or the month was delivered from another file).
+   */
+  async preview(): Promise<{ decision: RerunDecision; existing: BatchListEntry | undefined; refusal: BdsError | undefined }> {
     const batches = await this.periodBatches();
-    return { decision: this.decide(this.options.force ? undefined : batches), existing: batches[0] };
+    const decision = this.decide(this.options.force ? undefined : batches);
+    const refusal = decision.kind === 'delivered' ? undefined : (this.sameFileRefusal() ?? (decision.kind === 'conflict' ? this.conflictError(decision.batch) : undefined));
+    return { decision, existing: batches[0], refusal };
   }
 
   async run(): Promise<DeliveryOutcome> {
@@ -107,6 +117,10 @@ export class Delivery {
 
   private async deliver(): Promise<DeliveryOutcome> {
     const decision = this.decide(this.options.force ? undefined : await this.periodBatches());
+    if (decision.kind !== 'delivered') {
+      const refusal = this.sameFileRefusal();
+      if (refusal) throw refusal;
+    }
     switch (decision.kind) {
       case 'delivered': {
         const { batch } = decision;
@@ -114,7 +128,7 @@ export class Delivery {
         return { batch: { id: batch.id, status: batch.status }, skipped: true, resumed: false };
       }
       case 'conflict':
-        throw conflictError(decision.batch, this.key);
+        throw this.conflictError(decision.batch);
       case 'resume':
         this.notice({ code: 'resuming', batchId: decision.record.batchId });
         break;
@@ -156,6 +170,19 @@ export class Delivery {
     }
     if (decision.kind === 'delivered' && !decision.fromThisFile) this.warnSkip(decision.batch);
     return decision;
+  }
+
+  private conflictError(batch: BatchListEntry): ApiError {
+    return conflictError(batch, this.key, this.options.several ? this.options.plan.given : undefined);
+  }
+
+  /** This data file is another month's: the refusal, or with --force a warning that it goes anyway. */
+  private sameFileRefusal(): UsageError | undefined {
+    const { sameFile, force, plan, several } = this.options;
+    if (!sameFile) return undefined;
+    if (!force) return sameFileError(sameFile, { dataFile: plan.dataFile, period: plan.period, sha256: plan.sha256, given: plan.given, several: several === true });
+    this.notice({ code: 'same_file', otherPeriod: sameFile.period, otherDir: sameFile.dir, otherBatchId: sameFile.batchId });
+    return undefined;
   }
 
   /** --skip-delivered counts a batch this machine has no record of: what it cannot know is said, every time. */
@@ -330,6 +357,7 @@ export class Delivery {
       version: 2,
       ...this.key,
       dataFile: plan.dataFile,
+      dir: plan.dir,
       bytes: plan.upload.size,
       recordCount: plan.recordCount,
       inputsDigest: plan.inputsDigest,
@@ -370,15 +398,21 @@ function isChecksumMismatch(error: ApiError): boolean {
   return error.code === ERROR_CODES.checksumMismatch || (error.status === 422 && /checksum|sha-?256/i.test(error.message));
 }
 
-/** The month was delivered from another file or by another machine: --force delivers this one as well. */
-export class AlreadyDeliveredError extends ApiError {}
-
-function conflictError(batch: BatchListEntry, key: DeliveryKey): ApiError {
-  return new AlreadyDeliveredError(
+/**
+ * The month was delivered from another file or by another machine: --force delivers this one as well. With
+ * several folders (`several`: this one's, as named), --force would deliver every one again: the hint names
+ * the one folder instead.
+ */
+function conflictError(batch: BatchListEntry, key: DeliveryKey, several: string | undefined): ApiError {
+  return new ApiError(
     `${key.period} ${key.product} of ${key.sourceId} was already delivered as ${batch.id} (${batch.status}), ` +
       'from another file or by another machine',
     undefined,
-    { hint: 'to deliver this file as well, run again with --force (or --skip-delivered to count it as delivered)' },
+    {
+      hint: several
+        ? `to deliver this file as well, deliver its folder alone with --force (bds deliver ${several} --force); with several folders, --force delivers every one of them again`
+        : 'to deliver this file as well, run again with --force (or --skip-delivered to count it as delivered)',
+    },
   );
 }
 

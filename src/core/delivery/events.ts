@@ -49,6 +49,8 @@ export type Notice =
    * key made it, and a test key's batch (never billable) would look the same.
    */
   | { code: 'skipped_on_service_word'; batchId: string; status: BatchStatus; sourceId: string; period: string }
+  /** --force: this data file is also another month's (of this run, or delivered from here), delivered anyway. */
+  | { code: 'same_file'; otherPeriod: string; otherDir: string; otherBatchId: string | undefined }
   /** This machine delivered the file as batchId with a key of the other mode: it does not count for this key. */
   | { code: 'other_key_mode'; batchId: string; batchKeyMode: KeyMode; keyMode: KeyMode };
 

@@ -34,6 +34,8 @@ export interface DeliveryRecord extends DeliveryKey {
   /** SHA-256 of the report and schema the batch was created with: a resume needs them unchanged. */
   inputsDigest: string;
   dataFile: string;
+  /** The delivery folder (absolute); absent in records of before it was kept. */
+  dir?: string;
   bytes: number;
   recordCount: number;
   columns: ColumnEntry[];
@@ -194,6 +196,43 @@ export class RecordStore {
       }
     }
     return nearest;
+  }
+
+  /**
+   * A completed delivery of the same file (by either key) for another period of the same API, source and
+   * product, if this machine made one: the oldest such period.
+   */
+  deliveredAsOtherPeriod(key: DeliveryKey): DeliveryRecord | undefined {
+    let names: string[];
+    try {
+      names = readdirSync(this.dir);
+    } catch {
+      return undefined;
+    }
+    let found: DeliveryRecord | undefined;
+    // Every record's name holds the start of its checksum: only those of this file are read.
+    const checksum = `-${key.sha256.slice(0, 16)}`;
+    for (const name of names) {
+      if (!name.endsWith(`${checksum}.json`) && !name.endsWith(`${checksum}-test.json`)) continue;
+      let record: DeliveryRecord | undefined;
+      try {
+        record = parseRecord(readFileSync(path.join(this.dir, name), 'utf8'));
+      } catch {
+        continue;
+      }
+      if (
+        record?.step === 'completed' &&
+        record.sha256 === key.sha256 &&
+        record.api === key.api &&
+        record.sourceId === key.sourceId &&
+        record.product === key.product &&
+        record.period !== key.period &&
+        (!found || record.period < found.period)
+      ) {
+        found = record;
+      }
+    }
+    return found;
   }
 
   lockFile(subject: DeliverySubject): string {
