@@ -65,6 +65,7 @@ export interface DeliverManyResult {
 }
 
 export async function deliverFolders(options: DeliverManyOptions, op: Operation): Promise<DeliverManyResult> {
+  if (options.dirs.length === 0) throw new UsageError('no folder to deliver');
   checkChoices(options);
   const jobs = checkJobs(options.jobs);
   const target = await deliveryTarget(op);
