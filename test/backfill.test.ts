@@ -1,5 +1,6 @@
 // `bds deliver <dir>...` (issue 10): the quick checks of every folder first, then the months oldest first, at
 // most --jobs at a time, each a single delivery; a failed month does not stop the others; Ctrl-C stops all.
+import { getEventListeners } from 'node:events';
 import { cpSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -12,6 +13,7 @@ import type { Sandbox } from '../src/sandbox/emulator.js';
 import { count, makeFolder, newSource, RECORDS_SCHEMA, run, sandbox, sandboxEnv, tempDir, type Folder, type FolderOptions, until } from './helpers.js';
 
 const ANSI_COLOUR = /\u001b\[[0-9;]*m/;
+const MONTHS_OF_2023 = Array.from({ length: 12 }, (_, i) => `2023-${String(i + 1).padStart(2, '0')}`);
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ /;
 
 /** A folder per month, each named for it (`<root>/records-2024-01`), with distinct data; in the order given. */
@@ -105,6 +107,17 @@ describe('bds deliver <dir>...', () => {
       if (attempt === 'first') expect(jan.schema_changes).toBeNull();
       expect(feb.schema_changes, attempt).toMatchObject({ since: { period: '2024-01' }, added: [{ name: 'email' }], removed: [] });
       expect(mar.schema_changes, attempt).toMatchObject({ since: { period: '2024-02' }, added: [], removed: [{ name: 'email' }] });
+    }
+  });
+
+  it('a dozen months leave no listener on the interrupt signal they share (Node warns past ten)', async () => {
+    const box = await sandbox();
+    const folders = months(MONTHS_OF_2023);
+    const signal = new AbortController().signal;
+    for (const dryRun of [[], ['--dry-run']]) {
+      const res = await run(['deliver', ...folders.map((f) => f.dir), '--source', newSource(box), ...dryRun], { env: sandboxEnv(box), signal });
+      expect(res.code, res.stderr).toBe(0);
+      expect(getEventListeners(signal, 'abort')).toEqual([]);
     }
   });
 

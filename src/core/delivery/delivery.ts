@@ -67,11 +67,7 @@ export class Delivery {
     this.options = options;
     const { plan } = options;
     this.key = { api: options.api, sourceId: options.sourceId, period: plan.period, product: plan.product, sha256: plan.sha256 };
-    if (options.signal) {
-      const outer = options.signal;
-      if (outer.aborted) this.abort(abortError(outer));
-      else outer.addEventListener('abort', () => this.abort(abortError(outer)), { once: true });
-    }
+    if (options.signal?.aborted) this.abort(abortError(options.signal));
     const { own, other } = options.records.read(this.key, options.keyMode, (corrupt) => this.notice({ code: 'record_set_aside', ...corrupt }));
     this.record = own ?? this.version1Record();
     this.otherModeRecord = other;
@@ -98,20 +94,39 @@ export class Delivery {
    * For --dry-run: what run() would do, and the newest batch of this period and product, if any. `refusal`: the
    * error run() would stop with (this file is another month's, or the month was delivered from another file).
    */
-  async preview(): Promise<{ decision: RerunDecision; existing: BatchListEntry | undefined; refusal: BdsError | undefined }> {
+  preview(): Promise<{ decision: RerunDecision; existing: BatchListEntry | undefined; refusal: BdsError | undefined }> {
+    return this.followingSignal(() => this.previewed());
+  }
+
+  private async previewed(): Promise<{ decision: RerunDecision; existing: BatchListEntry | undefined; refusal: BdsError | undefined }> {
     const batches = await this.periodBatches();
     const decision = this.decide(this.options.force ? undefined : batches);
     const refusal = decision.kind === 'delivered' ? undefined : (this.sameFileRefusal() ?? (decision.kind === 'conflict' ? this.conflictError(decision.batch) : undefined));
     return { decision, existing: batches[0], refusal };
   }
 
-  async run(): Promise<DeliveryOutcome> {
-    try {
+  run(): Promise<DeliveryOutcome> {
+    return this.followingSignal(async () => {
       const outcome = await this.deliver();
       this.step({ step: 'done', batchId: outcome.batch.id, status: outcome.batch.status, skipped: outcome.skipped });
       return outcome;
+    });
+  }
+
+  /**
+   * `work`, stopped by the outer signal as by abort(). Its listener goes when the work ends: a backfill's months
+   * share one signal, and listeners left behind would pile up (Node warns past ten).
+   */
+  private async followingSignal<T>(work: () => Promise<T>): Promise<T> {
+    const outer = this.options.signal;
+    const onAbort = (): void => this.abort(abortError(outer!));
+    outer?.addEventListener('abort', onAbort, { once: true });
+    try {
+      return await work();
     } catch (error) {
       throw this.signal.aborted ? (this.signal.reason as Error) : error;
+    } finally {
+      outer?.removeEventListener('abort', onAbort);
     }
   }
 
