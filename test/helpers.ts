@@ -96,6 +96,8 @@ export interface RunOptions {
   /** Delays asked of sleep(), in ms (sleep itself returns at once). */
   sleeps?: number[];
   pid?: number;
+  /** Default 'test-host'; a lock names it, and is taken over only on the same host. */
+  hostname?: string;
   isProcessAlive?: (pid: number) => boolean;
 }
 
@@ -117,7 +119,7 @@ export async function run(argv: string[], options: RunOptions = {}): Promise<Run
     env: { HOME: home, XDG_STATE_HOME: path.join(home, '.local', 'state'), XDG_CONFIG_HOME: process.env.XDG_CONFIG_HOME, ...options.env },
     cwd: options.cwd ?? home,
     homedir: home,
-    hostname: 'test-host',
+    hostname: options.hostname ?? 'test-host',
     pid: options.pid ?? process.pid,
     stdout,
     stderr,
