@@ -4,7 +4,7 @@
 // month's schema can be compared with it. The lock beside it is lock.ts's.
 
 import { createHash, randomUUID } from 'node:crypto';
-import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { errnoCode, isObject } from '../checks.js';
 import { BdsError, UsageError } from '../errors.js';
@@ -77,19 +77,13 @@ export class RecordStore {
    * The records of this file for a key of `mode`; a corrupt one is moved aside and reported through `onCorrupt`.
    * Each mode has a file of its own, so that a delivery with one never replaces the other's: live (and unknown)
    * records keep the name they always had, test records end in `-test.json`. A test record under the old name
-   * (from before the modes had a file each) is moved to its own name first.
+   * (from before the modes had a file each) counts as the test record until write() moves it.
    */
   read(key: DeliveryKey, mode: KeyMode, onCorrupt: (corrupt: CorruptRecord) => void): ModeRecords {
-    const liveFile = this.recordPath(key, 'live');
-    const testFile = this.recordPath(key, 'test');
-    let live = this.readFile(liveFile, key, onCorrupt);
-    let test = this.readFile(testFile, key, onCorrupt);
+    let live = this.readFile(this.recordPath(key, 'live'), key, onCorrupt);
+    let test = this.readFile(this.recordPath(key, 'test'), key, onCorrupt);
     if (live?.keyMode === 'test') {
-      if (!test) {
-        this.inStateFolder(() => renameSync(liveFile, testFile));
-        test = live;
-      }
-      // Else a stale copy of the test record: the live delivery's record will take its place.
+      test ??= live;
       live = undefined;
     }
     const unknown = live?.keyMode === undefined ? live : undefined;
@@ -139,11 +133,16 @@ export class RecordStore {
     return { ...key, version: 2, step: 'completed', idempotencyKey, batchId, dataFile, bytes, recordCount, updatedAt };
   }
 
-  /** Replaces the record atomically: a temp file, flushed, then renamed over the old one. */
+  /**
+   * Replaces the record atomically: a temp file, flushed, then renamed over the old one. The writer holds the
+   * delivery's lock, so it is the one that moves a test record from the old shared name to its own before a live
+   * record takes that name (a test record already under its own name makes the old one a stale copy).
+   */
   write(record: DeliveryRecord): void {
     this.inStateFolder(() => {
       mkdirSync(this.dir, { recursive: true, mode: 0o700 });
       const file = this.recordPath(record, record.keyMode ?? 'live');
+      if (record.keyMode !== 'test') this.moveOldTestRecord(file, this.recordPath(record, 'test'));
       const temp = `${file}.${randomUUID()}.tmp`;
       try {
         const fd = openSync(temp, 'w', 0o600);
@@ -196,6 +195,21 @@ export class RecordStore {
       }
     }
     return nearest;
+  }
+
+  private moveOldTestRecord(liveFile: string, testFile: string): void {
+    let old: DeliveryRecord | undefined;
+    try {
+      old = parseRecord(readFileSync(liveFile, 'utf8'));
+    } catch {
+      return;
+    }
+    if (old?.keyMode !== 'test') return;
+    try {
+      linkSync(liveFile, testFile);
+    } catch (error) {
+      if (errnoCode(error) !== 'EEXIST') throw error;
+    }
   }
 
   /**
