@@ -9,6 +9,7 @@ import { deliverFolders, type DeliverManyOptions, type DeliverManyResult } from 
 import { deliverFolder, type DeliverOptions, type DeliverResult, type DryRunResult } from './core/delivery/deliver.js';
 import type { EventListener } from './core/delivery/events.js';
 import { abortError } from './core/errors.js';
+import { checkOptions, type OptionKind } from './core/options.js';
 import { Operation } from './core/operation.js';
 import type { Env } from './core/runtime.js';
 import { processRuntime } from './process-runtime.js';
@@ -64,9 +65,34 @@ export interface LibraryOptions {
   onEvent?: EventListener;
 }
 
+/** The options every function takes, and what each must be. */
+const LIBRARY_OPTIONS: Record<keyof LibraryOptions, OptionKind> = {
+  apiKey: 'string',
+  baseUrl: 'string',
+  profile: 'string',
+  config: 'string',
+  env: 'object',
+  cwd: 'string',
+  signal: 'signal',
+  onEvent: 'function',
+};
+
+/** The options of one folder, for check and deliver. */
+const FOLDER_OPTIONS = {
+  dir: 'string',
+  period: 'string',
+  product: 'product',
+  file: 'string',
+  schema: 'string',
+  report: 'string',
+  sourceId: 'string',
+} as const satisfies Record<string, OptionKind>;
+
+const DELIVERY_CHOICES = { force: 'boolean', dryRun: 'boolean', skipDelivered: 'boolean', wait: 'boolean', timeout: 'number' } as const satisfies Record<string, OptionKind>;
+
 /** The pre-flight of deliver, offline: no key, no base URL, no request. */
 export function check(options: CheckOptions & LibraryOptions): Promise<CheckResult> {
-  return withOperation(options, (op) => checkUseCase(options, op));
+  return withOperation('check', options, FOLDER_OPTIONS, (op) => checkUseCase(options, op), ['dir']);
 }
 
 /**
@@ -74,7 +100,8 @@ export function check(options: CheckOptions & LibraryOptions): Promise<CheckResu
  * result with `ok: false` (told by an 'ended' event), and the others are still checked.
  */
 export function checkMany(options: CheckManyOptions & LibraryOptions): Promise<CheckManyResult> {
-  return withOperation(options, (op) => checkManyUseCase(options, op));
+  const kinds = { dirs: 'folders', product: 'product', sourceId: 'string' } as const;
+  return withOperation('checkMany', options, kinds, (op) => checkManyUseCase(options, op), ['dirs']);
 }
 
 /**
@@ -85,7 +112,7 @@ export function deliver(options: DeliverOptions & LibraryOptions & { dryRun?: fa
 export function deliver(options: DeliverOptions & LibraryOptions & { dryRun: true }): Promise<DryRunResult>;
 export function deliver(options: DeliverOptions & LibraryOptions): Promise<DeliverResult | DryRunResult>;
 export function deliver(options: DeliverOptions & LibraryOptions): Promise<DeliverResult | DryRunResult> {
-  return withOperation(options, (op) => deliverFolder(options, op));
+  return withOperation('deliver', options, { ...FOLDER_OPTIONS, ...DELIVERY_CHOICES }, (op) => deliverFolder(options, op), ['dir']);
 }
 
 /**
@@ -95,32 +122,42 @@ export function deliver(options: DeliverOptions & LibraryOptions): Promise<Deliv
  * month's. The signal stops every month (records saved) and rejects as `deliver` does.
  */
 export async function deliverMany(options: DeliverManyOptions & LibraryOptions): Promise<DeliverManyResult> {
-  return withOperation(options, async (op) => {
-    const result = await deliverFolders(options, op);
-    if (op.signal.aborted) throw abortError(op.signal);
-    return result;
-  });
+  const kinds = { dirs: 'folders', product: 'product', sourceId: 'string', jobs: 'number', ...DELIVERY_CHOICES } as const;
+  return withOperation(
+    'deliverMany',
+    options,
+    kinds,
+    async (op) => {
+      const result = await deliverFolders(options, op);
+      if (op.signal.aborted) throw abortError(op.signal);
+      return result;
+    },
+    ['dirs'],
+  );
 }
 
 export function whoami(options: LibraryOptions = {}): Promise<WhoamiResult> {
-  return withOperation(options, (op) => service.whoami(op));
+  return withOperation('whoami', options, {}, (op) => service.whoami(op));
 }
 
 export function listBatches(options: ListOptions & LibraryOptions = {}): Promise<{ batches: BatchListEntry[] }> {
-  return withOperation(options, (op) => service.listBatches(options, op));
+  return withOperation('listBatches', options, { sourceId: 'string', period: 'string', product: 'product', status: 'string' }, (op) => service.listBatches(options, op));
 }
 
 export function registerSource(options: RegisterSourceOptions & LibraryOptions): Promise<Source> {
-  return withOperation(options, (op) => service.registerSource(options, op));
+  return withOperation('registerSource', options, { name: 'string', description: 'string' }, (op) => service.registerSource(options, op));
 }
 
+
+/** What status and waitForReview take besides what every function takes (failOn: a string or a list). */
+const STATUS_OPTIONS = { sourceId: 'string', since: 'string', until: 'string', period: 'string', product: 'product' } as const satisfies Record<string, OptionKind>;
 
 /**
  * Where each month stands: the object `bds status --json` prints. A rejected or missing month does not reject:
  * `exit_code` is 7 when a month is in a state `failOn` names.
  */
 export function status(options: StatusOptions & LibraryOptions = {}): Promise<StatusResult> {
-  return withOperation(options, (op) => review.status(options, op));
+  return withOperation('status', options, STATUS_OPTIONS, (op) => review.status(options, op));
 }
 
 /**
@@ -129,10 +166,21 @@ export function status(options: StatusOptions & LibraryOptions = {}): Promise<St
  * state `failOn` names (default rejected), or is still pending at the timeout.
  */
 export function waitForReview(options: WaitForReviewOptions & LibraryOptions = {}): Promise<StatusResult> {
-  return withOperation(options, (op) => review.waitForReview(options, op));
+  return withOperation('waitForReview', options, { ...STATUS_OPTIONS, timeout: 'number' }, (op) => review.waitForReview(options, op));
 }
 
-async function withOperation<T>(options: LibraryOptions & { sourceId?: string | undefined }, work: (op: Operation) => Promise<T>): Promise<T> {
+/**
+ * One call of the library: its options checked at the door (`kinds`, besides those every function takes), then
+ * `work` with an Operation of its own. A wrong option rejects, as every failure does, with a UsageError.
+ */
+async function withOperation<T>(
+  call: string,
+  options: LibraryOptions & { sourceId?: string | undefined },
+  kinds: Record<string, OptionKind>,
+  work: (op: Operation) => Promise<T>,
+  required: readonly string[] = [],
+): Promise<T> {
+  checkOptions(call, options, { ...LIBRARY_OPTIONS, ...kinds }, required);
   const runtime = processRuntime(options);
   // Inside, an abort always carries a BdsError (exit code 130), whatever reason the caller gave.
   const controller = new AbortController();

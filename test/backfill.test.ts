@@ -1,15 +1,19 @@
 // `bds deliver <dir>...` (issue 10): the quick checks of every folder first, then the months oldest first, at
 // most --jobs at a time, each a single delivery; a failed month does not stop the others; Ctrl-C stops all.
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { getEventListeners } from 'node:events';
+import { cpSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
+import { RunChecksums } from '../src/core/delivery/same-file.js';
 import { InterruptedError } from '../src/core/errors.js';
+import type { FolderCheck } from '../src/core/preflight/folder.js';
 import { deliverMany, type DeliveryEvent } from '../src/index.js';
 import type { Sandbox } from '../src/sandbox/emulator.js';
 import { count, makeFolder, newSource, RECORDS_SCHEMA, run, sandbox, sandboxEnv, tempDir, type Folder, type FolderOptions, until } from './helpers.js';
 
 const ANSI_COLOUR = /\u001b\[[0-9;]*m/;
+const MONTHS_OF_2023 = Array.from({ length: 12 }, (_, i) => `2023-${String(i + 1).padStart(2, '0')}`);
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ /;
 
 /** A folder per month, each named for it (`<root>/records-2024-01`), with distinct data; in the order given. */
@@ -91,8 +95,8 @@ describe('bds deliver <dir>...', () => {
     const box = await sandbox();
     const withEmail = { ...RECORDS_SCHEMA, objects: { orders: [...RECORDS_SCHEMA.objects.orders, { name: 'email', role: 'identifier', kind: 'string' }] } };
     const [january] = months(['2024-01']);
-    const [february] = months(['2024-02'], { schema: withEmail });
-    const [march] = months(['2024-03']);
+    const [february] = months(['2024-02'], { schema: withEmail, records: 4 });
+    const [march] = months(['2024-03'], { records: 5 });
     const args = ['deliver', january!.dir, february!.dir, march!.dir, '--source', newSource(box), '--jobs', '3', '--json'];
     const home = tempDir();
     for (const attempt of ['first', 'again']) {
@@ -103,6 +107,17 @@ describe('bds deliver <dir>...', () => {
       if (attempt === 'first') expect(jan.schema_changes).toBeNull();
       expect(feb.schema_changes, attempt).toMatchObject({ since: { period: '2024-01' }, added: [{ name: 'email' }], removed: [] });
       expect(mar.schema_changes, attempt).toMatchObject({ since: { period: '2024-02' }, added: [], removed: [{ name: 'email' }] });
+    }
+  });
+
+  it('a dozen months leave no listener on the interrupt signal they share (Node warns past ten)', async () => {
+    const box = await sandbox();
+    const folders = months(MONTHS_OF_2023);
+    const signal = new AbortController().signal;
+    for (const dryRun of [[], ['--dry-run']]) {
+      const res = await run(['deliver', ...folders.map((f) => f.dir), '--source', newSource(box), ...dryRun], { env: sandboxEnv(box), signal });
+      expect(res.code, res.stderr).toBe(0);
+      expect(getEventListeners(signal, 'abort')).toEqual([]);
     }
   });
 
@@ -241,6 +256,72 @@ describe('what stops a month, and what it says', () => {
       ['2024-01', 'received'],
       ['2024-02', 'received'],
     ]);
+  });
+
+  it('the same data file in two folders (cp -r): the later month is refused with exit 2 naming the earlier, the others go on', async () => {
+    const box = await sandbox();
+    const source = newSource(box);
+    const home = tempDir();
+    const [january, march] = months(['2010-01', '2010-03']);
+    const february = path.join(path.dirname(january!.dir), 'records-2010-02');
+    cpSync(january!.dir, february, { recursive: true });
+    const args = ['deliver', march!.dir, february, january!.dir, '--source', source, '--jobs', '3'];
+    const refusal =
+      `${path.join(february, 'records.jsonl.gz')} is the same file as the one for 2010-01 in ${january!.dir} (sha256 ${january!.sha256}); ` +
+      'nothing was sent for 2010-02';
+
+    for (const attempt of ['first', 'again']) {
+      const res = await run([...args, '--json'], { env: sandboxEnv(box), home });
+      expect(res.code, attempt).toBe(2);
+      const [jan, feb, mar] = res.json().deliveries;
+      expect([jan.error, mar.error], attempt).toEqual([null, null]);
+      expect(feb.error, attempt).toEqual({
+        message: refusal,
+        hint: `each month has data of its own: check what ${february} holds (a copied folder? a stale one?); if it really is 2010-02's, deliver that folder alone with --force (bds deliver ${february} --force)`,
+        exit_code: 2,
+      });
+      expect(feb.batch, attempt).toBeNull();
+    }
+    expect(batchesByPeriod(box)).toEqual([
+      ['2010-01', 'received'],
+      ['2010-03', 'received'],
+    ]);
+
+    const dryRun = await run([...args, '--dry-run'], { env: sandboxEnv(box), home });
+    expect(dryRun.code).toBe(0);
+    expect(dryRun.stdout).toMatch(/^2010-02 +records +would stop +3 +\d+ B +\S+records-2010-02\/records\.jsonl\.gz is the same file as the one for 2010-01 .*\(exit 2\)$/m);
+
+    // Alone and with --force, as the hint says: delivered, with a warning naming the other month.
+    const forced = await run(['deliver', february, '--source', source, '--force'], { env: sandboxEnv(box), home });
+    expect(forced.code, forced.stderr).toBe(0);
+    expect(forced.stderr).toMatch(/warning: this data file is also 2010-01's \(.*records-2010-01, delivered as bat_\w+\); delivering it anyway \(--force\)/);
+    expect(batchesByPeriod(box)).toEqual([
+      ['2010-01', 'received'],
+      ['2010-02', 'received'],
+      ['2010-03', 'received'],
+    ]);
+  });
+
+  it('the later month waits for the earlier months of the run to find their checksums, whichever pass ends first', async () => {
+    const [january, february] = months(['2010-01', '2010-02']);
+    const folders = [january!, february!].map((f, i) => ({ dir: f.dir, given: f.dir, period: `2010-0${i + 1}`, product: 'records' }) as FolderCheck);
+    const checksums = new RunChecksums(folders);
+    const later = checksums.sameFileBefore(1, 'same');
+    expect(await checksums.sameFileBefore(0, 'same')).toBeUndefined();
+    expect(await later).toEqual({ period: '2010-01', dir: january!.dir, batchId: undefined, inRun: true });
+    // An earlier month whose pass failed (no checksum) does not hold the later ones.
+    const failing = new RunChecksums(folders);
+    const waiting = failing.sameFileBefore(1, 'same');
+    failing.found(0, undefined);
+    expect(await waiting).toBeUndefined();
+  });
+
+  it('files without records are refused as such, never as the same file as another month', async () => {
+    const box = await sandbox();
+    const folders = months(['2010-01', '2010-02'], { lines: ['', ''] });
+    const res = await run(['deliver', ...folders.map((f) => f.dir), '--source', newSource(box), '--json'], { env: sandboxEnv(box) });
+    expect(res.code).toBe(2);
+    expect(res.json().deliveries.map((d: any) => d.error.message)).toEqual(folders.map((f) => `${f.dataFile}: no records (the file holds no non-empty line)`));
   });
 
   it('a refused key: the months not started are not tried', async () => {

@@ -390,8 +390,9 @@ describe('schema changes', () => {
 
   /** Delivers a records folder of `period` with `schema` from `source`, in `home`; returns the batch id. */
   async function delivered(box: Sandbox, home: string, source: string, period: string, schema: unknown = RECORDS_SCHEMA): Promise<string> {
-    // The clock as it is: which delivery is the newest is part of the test.
-    const res = await deliver(box, [makeFolder({ schema }).dir, '--period', period, '--json'], { home, source, now: () => new Date() });
+    // The clock as it is: which delivery is the newest is part of the test. Each month has data of its own.
+    const lines = [JSON.stringify({ _object: 'orders', order_id: `o-${period}`, amount: 1 })];
+    const res = await deliver(box, [makeFolder({ schema, lines }).dir, '--period', period, '--json'], { home, source, now: () => new Date() });
     expect(res.code, res.stderr).toBe(0);
     return res.json().batch.id;
   }

@@ -122,7 +122,7 @@ describe('bds deliver, happy path', () => {
       sha256: folder.sha256,
       schema_changes: null,
       existing_batch: null,
-      would: { action: 'deliver', batch_id: null, status: null },
+      would: { action: 'deliver', batch_id: null, status: null, error: null },
     });
     expect(box.store.batches()).toHaveLength(0);
     expect(count(box, 'create') + count(box, 'upload') + count(box, 'complete')).toBe(0);

@@ -99,6 +99,8 @@ export interface RunOptions {
   /** Instead of the sleep that returns at once (a fakeClock's moves its clock). */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   pid?: number;
+  /** Default 'test-host'; a lock names it, and is taken over only on the same host. */
+  hostname?: string;
   isProcessAlive?: (pid: number) => boolean;
   /** Who runs bds; default this process's uid. */
   uid?: number;
@@ -124,7 +126,7 @@ export async function run(argv: string[], options: RunOptions = {}): Promise<Run
     env: { HOME: home, XDG_STATE_HOME: path.join(home, '.local', 'state'), XDG_CONFIG_HOME: process.env.XDG_CONFIG_HOME, ...options.env },
     cwd: options.cwd ?? home,
     homedir: home,
-    hostname: 'test-host',
+    hostname: options.hostname ?? 'test-host',
     pid: options.pid ?? process.pid,
     uid: options.uid ?? process.getuid?.(),
     ...(options.stdin === undefined ? {} : { stdin: Readable.from([Buffer.from(options.stdin)]) }),

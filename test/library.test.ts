@@ -3,7 +3,20 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { AuthError, BdsError, EXIT_CODES, check, deliver, listBatches, registerSource, whoami, type DeliveryEvent } from '../src/index.js';
+import {
+  AuthError,
+  BdsError,
+  EXIT_CODES,
+  UsageError,
+  check,
+  checkMany,
+  deliver,
+  deliverMany,
+  listBatches,
+  registerSource,
+  whoami,
+  type DeliveryEvent,
+} from '../src/index.js';
 import { startSandbox as startPublicSandbox } from '../src/sandbox/index.js';
 import { count, makeFolder, newSource, ROOT, sandbox, tempDir } from './helpers.js';
 
@@ -91,6 +104,35 @@ describe('the library', () => {
     await expect(deliver({ dir: bad.dir, period: '2024-05', env })).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/line 2 is not valid JSON/) });
     await expect(whoami({ env: { ...env, BDS_API_KEY: '' } })).rejects.toMatchObject({ exitCode: 3, name: 'AuthError' });
     await expect(listBatches({ env, sourceId: 'src_missing' })).rejects.toMatchObject({ exitCode: 4, request: { method: 'GET', status: 404 } });
+  });
+
+  it('options of the wrong kind, or no folder at all, reject with a UsageError naming the option, never its value', async () => {
+    const box = await sandbox();
+    const env = envFor(box, newSource(box));
+    const { dir } = makeFolder();
+    const cases: Array<[string, () => Promise<unknown>, string]> = [
+      ['deliverMany, no folder', () => deliverMany({ dirs: [], env }), 'no folder to deliver'],
+      ['checkMany, no folder', () => checkMany({ dirs: [], env }), 'no folder to check'],
+      ['deliver, a number for dir', () => deliver({ dir: 42 as never, env }), 'deliver(): "dir" must be a string, not a number'],
+      ['deliver, no dir', () => deliver({ env } as never), 'deliver() needs the option "dir" (a string)'],
+      ['deliver, no options', () => (deliver as (options?: unknown) => Promise<unknown>)(), 'deliver() takes an object of options, not nothing'],
+      ['check, an array for dir', () => check({ dir: [dir] as never, env }), 'check(): "dir" must be a string, not an array'],
+      ['deliverMany, a string for dirs', () => deliverMany({ dirs: dir as never, env }), 'deliverMany(): "dirs" must be an array of folders (strings), not a string'],
+      ['checkMany, a number among dirs', () => checkMany({ dirs: [dir, 7] as never, env }), '"dirs" must be an array of folders (strings), not an array holding a number'],
+      ['deliver, an unknown product', () => deliver({ dir, product: 'orders' as never, env }), '"product" must be "records", "episodes" or "environment", not another string'],
+      ['deliver, a string for force', () => deliver({ dir, force: 'yes' as never, env }), 'deliver(): "force" must be true or false, not a string'],
+      ['deliverMany, a string for jobs', () => deliverMany({ dirs: [dir], jobs: '2' as never, env }), 'deliverMany(): "jobs" must be a number, not a string'],
+      ['deliver, an object for the key', () => deliver({ dir, apiKey: { key: box.keys.test } as never, env }), 'deliver(): "apiKey" must be a string, not an object'],
+      ['deliver, a string for the signal', () => deliver({ dir, signal: 'stop' as never, env }), '"signal" must be an AbortSignal, not a string'],
+    ];
+    for (const [what, call, message] of cases) {
+      const error = await call().then(() => undefined, (e: unknown) => e);
+      expect(error, what).toBeInstanceOf(UsageError);
+      expect((error as UsageError).message, what).toContain(message);
+      expect((error as UsageError).exitCode, what).toBe(EXIT_CODES.usage);
+      expect(JSON.stringify({ ...(error as object), message: (error as Error).message }), what).not.toContain(box.keys.test);
+    }
+    expect(box.requests).toEqual([]);
   });
 
   it('resolves settings from the options and the env object given, never from the process', async () => {

@@ -150,6 +150,37 @@ describe('report.json', () => {
     expectUsageError(box, res, 'report.json', 'lacks', message);
   });
 
+  /** A report whose totals hold arrays nested so that the whole is `depth` levels deep. */
+  function deepReport(depth: number): string {
+    return `{"tool":"scrubkit","files":[],"totals":{"deep":${'['.repeat(depth - 2)}${']'.repeat(depth - 2)}}}`;
+  }
+
+  it('nested 5,000 levels deep: exit 2 naming the file and the depth bds accepts, in deliver and in check', async () => {
+    const box = await sandbox();
+    const { dir } = makeFolder();
+    writeFileSync(path.join(dir, 'report.json'), deepReport(5_000));
+    const message = `bds: ${path.join(dir, 'report.json')}: nested 5000 levels deep; bds accepts at most 100`;
+    const delivered = await deliver(box, dir);
+    expectUsageError(box, delivered, message);
+    expect(delivered.stderr).toContain('hint: the scrub report is sent as it is: check what wrote it\n');
+    const checked = await run(['check', dir, '--period', '2024-05'], { now: () => NOW });
+    expect(checked.code).toBe(2);
+    expect(errorLines(checked)).toEqual([message]);
+  });
+
+  it('nested 100 levels deep is delivered as it is; 101 is refused', async () => {
+    const { dir } = makeFolder();
+    writeFileSync(path.join(dir, 'report.json'), deepReport(101));
+    expect(errorLines(await run(['check', dir, '--period', '2024-05'], { now: () => NOW }))).toEqual([
+      `bds: ${path.join(dir, 'report.json')}: nested 101 levels deep; bds accepts at most 100`,
+    ]);
+    writeFileSync(path.join(dir, 'report.json'), deepReport(100));
+    const box = await sandbox();
+    const res = await deliver(box, dir);
+    expect(res.code, res.stderr).toBe(0);
+    expect(box.store.batches()[0]!.report).toEqual(JSON.parse(deepReport(100)));
+  });
+
   it('can be elsewhere, with --report', async () => {
     const box = await sandbox();
     const { dir } = makeFolder({ report: null });
@@ -178,6 +209,14 @@ describe('schema.json', () => {
     const { dir } = makeFolder();
     writeFileSync(path.join(dir, 'schema.json'), 'format: jsonl');
     expectUsageError(box, await deliver(box, dir), path.join(dir, 'schema.json'), 'not valid JSON');
+  });
+
+  it('nested deeper than 100 levels is refused, naming the file', async () => {
+    const box = await sandbox();
+    const { dir } = makeFolder();
+    const schema = JSON.stringify(RECORDS_SCHEMA).replace(/}$/, `,"notes":${'['.repeat(5_000)}${']'.repeat(5_000)}}`);
+    writeFileSync(path.join(dir, 'schema.json'), schema);
+    expectUsageError(box, await deliver(box, dir), `bds: ${path.join(dir, 'schema.json')}: nested 5001 levels deep; bds accepts at most 100`);
   });
 
   const column = { name: 'id', role: 'identifier', kind: 'string' };

@@ -1,7 +1,7 @@
 // Re-runs and concurrent runs: the same command run again never delivers a second batch, a delivered period
 // from another file needs --force, a rejected batch does not block, and two runs at once do not both deliver.
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { RecordStore } from '../src/core/delivery/record-store.js';
@@ -118,7 +118,7 @@ describe('5. re-runs', () => {
     expect(routesSince(box, before)).toEqual(['list']);
 
     // The record it leaves holds this file's columns: the next month, with the same schema, changes none.
-    const june = await run(['deliver', makeFolder().dir, '--period', '2024-06', '--source', batch.source_id], { env: sandboxEnv(box), home });
+    const june = await run(['deliver', makeFolder({ records: 4 }).dir, '--period', '2024-06', '--source', batch.source_id], { env: sandboxEnv(box), home });
     expect(june.code).toBe(0);
     expect(june.stderr).not.toContain('warning');
   });
@@ -130,7 +130,7 @@ describe('5. re-runs', () => {
     const [name] = readdirSync(store.dir);
     writeFileSync(path.join(store.dir, name!), JSON.stringify({ version: 1, ...key, step: 'completed', batchId: 'bat_1', idempotencyKey: 'k' }));
     const setAside: unknown[] = [];
-    expect(store.read(key, (corrupt) => setAside.push(corrupt))).toBeUndefined();
+    expect(store.read(key, 'live', (corrupt) => setAside.push(corrupt))).toEqual({ own: undefined, other: undefined });
     expect(setAside).toEqual([]);
     expect(readdirSync(store.dir)).toEqual([name]);
     expect(store.readVersion1(key, key.api)).toMatchObject({ batchId: 'bat_1', step: 'completed' });
@@ -160,6 +160,65 @@ describe('5. re-runs', () => {
     expect(statuses(box)).toEqual(['received', 'received']);
   });
 
+  describe('a record per key mode', () => {
+    async function setUp() {
+      const box = await sandbox();
+      const folder = makeFolder();
+      const home = tempDir();
+      const args = ['deliver', folder.dir, '--period', PERIOD, '--source', newSource(box), '--json'];
+      const withKey = (key: string) => run(args, { env: { ...sandboxEnv(box), BDS_API_KEY: key }, home });
+      const records = path.join(stateDir({}, home), 'deliveries');
+      return { box, test: () => withKey(box.keys.test), live: () => withKey(box.keys.live), records };
+    }
+
+    it('test key, live key, test key again on one file: the third is already delivered as its own test batch, never exit 4', async () => {
+      const { box, test, live, records } = await setUp();
+      const first = await test();
+      expect(first.code, first.stderr).toBe(0);
+      const second = await live();
+      expect(second.code, second.stderr).toBe(0);
+      expect(second.json().batch.id).not.toBe(first.json().batch.id);
+
+      const third = await test();
+      expect(third.code, third.stderr).toBe(0);
+      expect(third.json()).toMatchObject({ batch: { id: first.json().batch.id }, skipped: true });
+      expect(third.stderr).not.toContain('warning');
+      const fourth = await live();
+      expect(fourth.json()).toMatchObject({ batch: { id: second.json().batch.id }, skipped: true });
+      expect(statuses(box)).toEqual(['received', 'received']);
+      const files = readdirSync(records).filter((name) => name.endsWith('.json'));
+      expect(files.map((name) => JSON.parse(readFileSync(path.join(records, name), 'utf8')).keyMode).sort()).toEqual(['live', 'test']);
+    });
+
+    it("a test record under the name every record had before is moved to its own, not replaced by the live delivery's", async () => {
+      const { box, test, live, records } = await setUp();
+      const first = await test();
+      const [name] = readdirSync(records).filter((n) => n.endsWith('.json'));
+      expect(name).toMatch(/-test\.json$/);
+      renameSync(path.join(records, name!), path.join(records, name!.replace(/-test\.json$/, '.json')));
+
+      expect((await live()).stderr).toContain(`warning: this file was delivered as ${first.json().batch.id} with a test key`);
+      const again = await test();
+      expect(again.code, again.stderr).toBe(0);
+      expect(again.json()).toMatchObject({ batch: { id: first.json().batch.id }, skipped: true });
+      expect(statuses(box)).toEqual(['received', 'received']);
+    });
+
+    it('a record of an unknown mode (from before the mode was kept) counts for either key, as it did', async () => {
+      const { box, test, live, records } = await setUp();
+      const delivered = await live();
+      const [name] = readdirSync(records).filter((n) => n.endsWith('.json'));
+      const { keyMode: _, ...unknown } = JSON.parse(readFileSync(path.join(records, name!), 'utf8'));
+      writeFileSync(path.join(records, name!), JSON.stringify(unknown));
+
+      const again = await test();
+      expect(again.code, again.stderr).toBe(0);
+      expect(again.json()).toMatchObject({ batch: { id: delivered.json().batch.id }, skipped: true });
+      expect(again.stderr).not.toContain('warning');
+      expect(statuses(box)).toEqual(['received']);
+    });
+  });
+
   it('a rejected batch does not block a new delivery', async () => {
     const box = await sandbox();
     const folder = makeFolder();
@@ -172,6 +231,47 @@ describe('5. re-runs', () => {
     expect(statuses(box)).toEqual(['received', 'rejected']);
     const received = box.store.batches().find((b) => b.status === 'received')!;
     expect(box.store.uploadedBytes(received.id)!.equals(folder.uploaded)).toBe(true);
+  });
+});
+
+describe('the same data file as another month', () => {
+  it('a file this machine delivered for another period is refused before anything is created: exit 2 naming it; --force delivers it', async () => {
+    const box = await sandbox();
+    const folder = makeFolder();
+    const home = tempDir();
+    const source = newSource(box);
+    // Delivered as October with a test key, then the same ./out as September with a live one (a stale folder).
+    const october = await run(['deliver', folder.dir, '--period', '2024-10', '--source', source, '--json'], { env: sandboxEnv(box), home });
+    expect(october.code, october.stderr).toBe(0);
+    const batch = october.json().batch.id;
+    const september = ['deliver', folder.dir, '--period', '2024-09', '--source', source];
+    const live = { ...sandboxEnv(box), BDS_API_KEY: box.keys.live };
+
+    const refused = await run(september, { env: live, home });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(
+      `bds: ${folder.dataFile} is the same file as the one delivered for 2024-10 from ${folder.dir} as ${batch} (sha256 ${folder.sha256}); nothing was sent for 2024-09\n` +
+        `hint: each month has data of its own: check what ${folder.dir} holds (a copied folder? a stale one?); if it really is 2024-09's, run again with --force\n`,
+    );
+    expect(count(box, 'create')).toBe(1);
+
+    const dryRun = await run([...september, '--dry-run', '--json'], { env: live, home });
+    expect(dryRun.code).toBe(0);
+    expect(dryRun.json().would).toEqual({ action: 'stop', batch_id: batch, status: null, error: { message: expect.stringContaining('nothing was sent for 2024-09'), hint: expect.any(String), exit_code: 2 } });
+    expect((await run([...september, '--dry-run'], { env: live, home })).stdout).toContain(
+      `Would:     stop with exit 2: ${folder.dataFile} is the same file as the one delivered for 2024-10`,
+    );
+    // Another source's month is its own.
+    expect((await run(['deliver', folder.dir, '--period', '2024-09', '--source', newSource(box)], { env: live, home })).code).toBe(0);
+
+    const forced = await run([...september, '--force'], { env: live, home });
+    expect(forced.code, forced.stderr).toBe(0);
+    expect(forced.stderr).toContain(`warning: this data file is also 2024-10's (${folder.dir}, delivered as ${batch}); delivering it anyway (--force)\n`);
+    // The forced month, run again, is already delivered: the refusal is for files about to be sent.
+    const again = await run(september, { env: live, home });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toMatch(/^Already delivered as bat_\w+ \(received\)/);
+    expect(count(box, 'create')).toBe(3);
   });
 });
 
@@ -198,6 +298,35 @@ describe('--skip-delivered: CI runners and other machines that keep no records',
     expect(dryRun.stdout).toContain(`Would:     nothing: already delivered as ${delivered!.id} (received)`);
     expect(routesSince(box, before)).toEqual(['list', 'list', 'list']);
     expect(statuses(box)).toEqual(['received']);
+  });
+
+  it('with a live key, every skip that rests on the service alone warns that a test-mode batch would look the same', async () => {
+    const box = await sandbox();
+    const folder = makeFolder();
+    const source = newSource(box);
+    // A test key delivered the month from another machine (another HOME): the list does not say so.
+    expect((await deliverTo(box, folder)).code).toBe(0);
+    const [testBatch] = box.store.batches();
+    const live = { BDS_API_KEY: box.keys.live };
+    const warning =
+      `warning: ${testBatch!.id} (received) counts as delivered on the service's word alone (--skip-delivered, no record of it here): ` +
+      `a batch made with a test key, never billable, would look the same; bds status --source ${source} --period ${PERIOD} shows the month\n`;
+
+    const home = tempDir();
+    for (const args of [['--skip-delivered'], ['--skip-delivered', '--quiet'], ['--skip-delivered', '--dry-run']]) {
+      const res = await deliverTo(box, folder, { home, env: live, args });
+      expect(res.code, res.stderr).toBe(0);
+      expect(res.stderr).toContain(warning);
+    }
+    expect(statuses(box)).toEqual(['received']);
+
+    // With a test key, or with a record here of the batch itself, nothing rests on the service's word alone.
+    expect((await deliverTo(box, folder, { args: ['--skip-delivered'] })).stderr).not.toContain('warning');
+    const ownHome = tempDir();
+    expect((await deliverTo(box, folder, { home: ownHome, env: live, args: ['--force'] })).code).toBe(0);
+    const own = await deliverTo(box, folder, { home: ownHome, env: live, args: ['--skip-delivered'] });
+    expect(own.code, own.stderr).toBe(0);
+    expect(own.stderr).not.toContain('warning');
   });
 
   it('the same file: no warning; a rejected or unfinished batch does not count', async () => {
@@ -287,6 +416,26 @@ describe('re-runs after the report or schema changed', () => {
     expect(forced.stderr).toContain('the report or schema changed since the interrupted delivery');
     const received = box.store.batches().filter((b) => b.status === 'received');
     expect(received.map((b) => b.schema)).toEqual([schema]);
+    expectOneReceived(box, folder);
+  });
+
+  it('a create refused with 401 made no batch: the dry run says it would deliver, and the run delivers, resuming nothing', async () => {
+    const box = await sandbox();
+    const folder = makeFolder();
+    const home = tempDir();
+    box.faults.add({ route: 'create', status: 401 });
+    expect((await deliverTo(box, folder, { home })).code).toBe(3);
+    expect(box.store.batches()).toEqual([]);
+
+    const dryRun = await deliverTo(box, folder, { home, args: ['--dry-run', '--json'] });
+    expect(dryRun.code, dryRun.stderr).toBe(0);
+    expect(dryRun.json().would).toMatchObject({ action: 'deliver', batch_id: null, status: null });
+    expect((await deliverTo(box, folder, { home, args: ['--dry-run'] })).stdout).toMatch(/Would: +deliver a new batch/);
+
+    const again = await deliverTo(box, folder, { home, args: ['--json'] });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.json()).toMatchObject({ skipped: false, resumed: false });
+    expect(again.stderr).not.toContain('resuming');
     expectOneReceived(box, folder);
   });
 

@@ -55,7 +55,7 @@ describe('the CLI prints what the library returns', () => {
 
     const dry = await run(['deliver', dir, '--period', '2024-05', '--dry-run', '--json'], { env: env(tempDir()) });
     expect(Object.keys(dry.json())).toEqual(Object.keys(dryFromLibrary));
-    expect(dry.json().would).toEqual({ action: 'deliver', batch_id: null, status: null });
+    expect(dry.json().would).toEqual({ action: 'deliver', batch_id: null, status: null, error: null });
   });
 });
 

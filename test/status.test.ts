@@ -420,9 +420,10 @@ describe('bds deliver --wait', () => {
   it('several folders: waits for every month delivered; a month that fails means no wait (review null)', async () => {
     const { box, bds } = await setup({ review: 'accept', reviewAfter: 0 });
     const parent = tempDir();
-    const dirs = ['2024-06', '2024-07'].map((period) => {
+    // Each month its own data: one file delivered as two months is refused.
+    const dirs = ['2024-06', '2024-07'].map((period, i) => {
       const dir = path.join(parent, period);
-      renameSync(makeFolder().dir, dir);
+      renameSync(makeFolder({ records: 3 + i }).dir, dir);
       return dir;
     });
     const res = await bds(['deliver', ...dirs, '--wait', '--json']);

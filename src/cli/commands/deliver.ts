@@ -207,7 +207,7 @@ function severalSummary(io: IO, deliveries: MonthResult[], elapsedMs: number, in
     batchOf(month)?.id ?? '',
     month.record_count === null ? '' : String(month.record_count),
     month.bytes === null ? '' : formatBytes(month.bytes),
-    month.error ? `${cut(month.error.message, ERROR_CELL_WIDTH)} (exit ${month.error.exit_code})` : '',
+    errorCell(month),
   ]);
   return [
     renderTable(['PERIOD', 'PRODUCT', 'OUTCOME', 'BATCH', 'RECORDS', 'BYTES', 'ERROR'], rows, true),
@@ -223,6 +223,12 @@ function withReview(io: IO, text: string, review: StatusResult | null | undefine
   return io.flags.quiet ? `${text}\n${statusLines(review)}` : `${text}\n\n${statusText(io, review)}`;
 }
 
+/** A failed month's error; in a dry run, the error a month that would stop would stop with. */
+function errorCell(month: MonthResult): string {
+  const error = month.error ?? ('dry_run' in month ? month.would.error : null);
+  return error ? `${cut(error.message, ERROR_CELL_WIDTH)} (exit ${error.exit_code})` : '';
+}
+
 function printDryRun(io: IO, result: DryRunResult): void {
   const existing = result.existing_batch;
   io.result(result, () =>
@@ -235,14 +241,16 @@ function printDryRun(io: IO, result: DryRunResult): void {
   );
 }
 
-function wouldText({ action, batch_id, status }: DryRunResult['would']): string {
+function wouldText({ action, batch_id, status, error }: DryRunResult['would']): string {
   switch (action) {
     case 'deliver':
       return 'deliver a new batch';
     case 'skip':
       return `nothing: already delivered as ${batch_id} (${status})`;
     case 'stop':
-      return `stop with exit 4: ${batch_id} (${status}) came from another file; --force delivers anyway`;
+      return error?.exit_code === EXIT_CODES.usage
+        ? `stop with exit 2: ${error.message}; --force delivers anyway`
+        : `stop with exit 4: ${batch_id} (${status}) came from another file; --force delivers anyway`;
     case 'resume':
       return `resume the interrupted delivery${batch_id ? ` of ${batch_id}` : ''}`;
   }

@@ -85,6 +85,15 @@ function noticeText(notice: Notice): { warning: boolean; text: string } {
       return warning(
         `${notice.batchId} counts ${notice.listed} records, this file ${notice.local}: it came from another file (--skip-delivered counts it as delivered)`,
       );
+    case 'skipped_on_service_word':
+      return warning(
+        `${notice.batchId} (${notice.status}) counts as delivered on the service's word alone (--skip-delivered, no record of it here): ` +
+          `a batch made with a test key, never billable, would look the same; bds status --source ${notice.sourceId} --period ${notice.period} shows the month`,
+      );
+    case 'same_file':
+      return warning(
+        `this data file is also ${notice.otherPeriod}'s (${notice.otherDir}${notice.otherBatchId ? `, delivered as ${notice.otherBatchId}` : ''}); delivering it anyway (--force)`,
+      );
     case 'other_key_mode':
       return warning(
         `this file was delivered as ${notice.batchId} with a ${notice.batchKeyMode} key, which does not count for this ${notice.keyMode} key` +

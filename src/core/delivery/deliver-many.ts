@@ -17,8 +17,8 @@ import {
   type DeliveryChoices,
   type DeliveryTarget,
   type DryRunResult,
+  type MonthInRun,
 } from './deliver.js';
-import { AlreadyDeliveredError } from './delivery.js';
 import { schemaColumns } from '../preflight/columns.js';
 import type { DeliveryEvent } from './events.js';
 import type { SchemaBaseline } from './plan.js';
@@ -26,6 +26,7 @@ import { listFolder, type FolderCheck } from '../preflight/folder.js';
 import { checkJobs } from './jobs.js';
 import { periodInName } from '../preflight/period.js';
 import { duplicateError } from './several.js';
+import { RunChecksums } from './same-file.js';
 import { failureData, type FailureData } from './failure.js';
 import { checkReviewChoices, reviewOf, type ReviewChoices, type StatusResult } from '../status/status.js';
 
@@ -70,6 +71,7 @@ export interface DeliverManyResult {
 }
 
 export async function deliverFolders(options: DeliverManyOptions, op: Operation): Promise<DeliverManyResult> {
+  if (options.dirs.length === 0) throw new UsageError('no folder to deliver');
   checkChoices(options);
   const review = checkReviewChoices(options);
   const jobs = checkJobs(options.jobs);
@@ -84,13 +86,17 @@ export async function deliverFolders(options: DeliverManyOptions, op: Operation)
   });
 
   const results: MonthResult[] = new Array(folders.length);
+  const checksums = new RunChecksums(folders);
   let next = 0;
   // A refused key would be refused for every month: the months not yet started are not tried.
   let keyRefused: MonthResult | undefined;
   const worker = async (): Promise<void> => {
     while (next < folders.length && !op.signal.aborted && !keyRefused) {
       const index = next++;
-      const result = await deliverMonth(folders[index]!, target, options, op, runEarlier(folders, index));
+      const month: MonthInRun = { earlier: runEarlier(folders, index), sameFileBefore: (sha256) => checksums.sameFileBefore(index, sha256) };
+      const result = await deliverMonth(folders[index]!, target, options, op, month);
+      // A month that failed before its pass found its checksum: the later months stop waiting for it.
+      checksums.found(index, undefined);
       if (result.error?.exit_code === EXIT_CODES.auth) keyRefused ??= result;
       results[index] = result;
     }
@@ -176,7 +182,7 @@ async function deliverMonth(
   target: DeliveryTarget,
   choices: DeliveryChoices,
   op: Operation,
-  earlier: SchemaBaseline | undefined,
+  month: MonthInRun,
 ): Promise<MonthResult> {
   const records: MonthRecords = {};
   const onEvent = (event: DeliveryEvent): void => {
@@ -188,23 +194,15 @@ async function deliverMonth(
   try {
     // --verbose's lines of several months at once interleave: each names its month.
     const log = op.log && ((line: string) => op.log!(`${folder.period} ${folder.product}: ${line}`));
-    result = { ...(await runDelivery(folder, target, choices, op.with({ onEvent, log }), earlier)), dir: folder.dir, error: null };
+    result = { ...(await runDelivery(folder, target, choices, op.with({ onEvent, log }), month)), dir: folder.dir, error: null };
   } catch (thrown) {
-    const error = withFolderHint(toBdsError(thrown), folder);
+    const error = toBdsError(thrown);
     result = failed(folder, target.sourceId, records, error);
     ended(op, folder, error);
     return result;
   }
   ended(op, folder, null);
   return result;
-}
-
-/** "Run again with --force" would deliver every folder again: the hint names the one folder instead. */
-function withFolderHint(error: BdsError, folder: FolderCheck): BdsError {
-  if (!(error instanceof AlreadyDeliveredError)) return error;
-  return new AlreadyDeliveredError(error.message, undefined, {
-    hint: `to deliver this file as well, deliver its folder alone with --force (bds deliver ${folder.given} --force); with several folders, --force delivers every one of them again`,
-  });
 }
 
 /** A month is over; a listener that throws must not stop the other months half-way (they hold locks). */

@@ -4,7 +4,7 @@
 // lock are released whatever happens.
 
 import type { BatchListEntry, BatchStatus, Product } from '../api/types.js';
-import { UsageError } from '../errors.js';
+import { UsageError, type BdsError } from '../errors.js';
 import type { ApiAccess, Operation } from '../operation.js';
 import { stateDir } from '../settings/dirs.js';
 import { requireSource } from '../settings/settings.js';
@@ -16,6 +16,8 @@ import { RecordStore } from './record-store.js';
 import { removeCopy } from '../datapass/data-pass.js';
 import type { RerunDecision } from './rerun.js';
 import { checkReviewChoices, reviewOf, type ReviewChoices, type StatusResult } from '../status/status.js';
+import { recordedDir, type SameFile } from './same-file.js';
+import { failureData, type FailureData } from './failure.js';
 
 export interface DeliverOptions extends FolderOptions, ReviewChoices {
   /** Default BDS_SOURCE_ID or the config file's sourceId. */
@@ -52,8 +54,19 @@ export interface DeliverResult extends DeliverySummary {
 export interface DryRunResult extends DeliverySummary {
   dry_run: true;
   existing_batch: BatchListEntry | null;
-  /** What a real run would do: deliver, resume, skip (already delivered) or stop (delivered from another file). */
-  would: { action: 'deliver' | 'resume' | 'skip' | 'stop'; batch_id: string | null; status: BatchStatus | null };
+  /**
+   * What a real run would do: deliver, resume, skip (already delivered) or stop (delivered from another file, or
+   * this file is another month's), with the batch that decides it and, to stop, the error it would stop with.
+   */
+  would: { action: 'deliver' | 'resume' | 'skip' | 'stop'; batch_id: string | null; status: BatchStatus | null; error: FailureData | null };
+}
+
+/** Several folders: what one month's delivery knows of the others in its run. */
+export interface MonthInRun {
+  /** The month before this one in the run, to compare the schema with. */
+  earlier: SchemaBaseline | undefined;
+  /** Tells the run this month's checksum; resolves to an earlier month of the run with the same data file, if any. */
+  sameFileBefore: (sha256: string) => Promise<SameFile | undefined>;
 }
 
 /** Where a delivery goes: the source and the checked API access. Nothing has been sent. */
@@ -112,8 +125,7 @@ export async function runDelivery(
   { sourceId, access }: DeliveryTarget,
   options: DeliveryChoices,
   op: Operation,
-  /** Several folders: the month before this one in the same run, to compare the schema with. */
-  runEarlier?: SchemaBaseline,
+  run?: MonthInRun,
 ): Promise<DeliverResult | DryRunResult> {
   const { runtime } = op;
   const subject = { period: folder.period, product: folder.product };
@@ -133,10 +145,16 @@ export async function runDelivery(
   try {
     const plan = await planFolder(folder, op, { copy: true });
     try {
-      const schemaChanges = compareSchema(records, plan, sourceId, op, runEarlier);
+      const schemaChanges = compareSchema(records, plan, sourceId, op, run?.earlier);
+      const key = { api: access.api, sourceId, period: plan.period, product: plan.product, sha256: plan.sha256 };
+      const recorded = (): SameFile | undefined => {
+        const record = records.deliveredAsOtherPeriod(key);
+        return record && { period: record.period, dir: recordedDir(record), batchId: record.batchId, inRun: false };
+      };
+      const sameFile = (await run?.sameFileBefore(plan.sha256)) ?? recorded();
       const client = await op.client(subject);
       try {
-        const run = new Delivery({
+        const delivery = new Delivery({
           plan,
           api: access.api,
           baseUrl: access.baseUrl.toString(),
@@ -150,6 +168,8 @@ export async function runDelivery(
           now: runtime.now,
           onEvent: op.onEvent,
           signal: op.signal,
+          sameFile,
+          several: run !== undefined,
         });
         const summary: DeliverySummary = {
           source_id: sourceId,
@@ -161,10 +181,10 @@ export async function runDelivery(
           schema_changes: schemaChanges,
         };
         if (options.dryRun) {
-          const { decision, existing } = await run.preview();
-          return { dry_run: true, ...summary, existing_batch: existing ?? null, would: wouldDo(decision) };
+          const { decision, existing, refusal } = await delivery.preview();
+          return { dry_run: true, ...summary, existing_batch: existing ?? null, would: wouldDo(decision, refusal, sameFile) };
         }
-        const outcome = await run.run();
+        const outcome = await delivery.run();
         return { batch: outcome.batch, ...summary, skipped: outcome.skipped, resumed: outcome.resumed };
       } finally {
         await client.close();
@@ -177,15 +197,18 @@ export async function runDelivery(
   }
 }
 
-function wouldDo(decision: RerunDecision): DryRunResult['would'] {
+/** `refusal`: what a real run would stop with (preview's); `sameFile`: the other month whose data file this is. */
+function wouldDo(decision: RerunDecision, refusal: BdsError | undefined, sameFile: SameFile | undefined): DryRunResult['would'] {
+  const error = refusal ? failureData(refusal) : null;
   switch (decision.kind) {
-    case 'new':
-      return { action: 'deliver', batch_id: null, status: null };
-    case 'resume':
-      return { action: 'resume', batch_id: decision.record.batchId ?? null, status: decision.record.status ?? null };
     case 'delivered':
-      return { action: 'skip', batch_id: decision.batch.id, status: decision.batch.status };
+      return { action: 'skip', batch_id: decision.batch.id, status: decision.batch.status, error: null };
     case 'conflict':
-      return { action: 'stop', batch_id: decision.batch.id, status: decision.batch.status };
+      return { action: 'stop', batch_id: decision.batch.id, status: decision.batch.status, error };
+    default:
+      // This file is another month's: that month's batch, when a delivery recorded here made it.
+      if (refusal) return { action: 'stop', batch_id: sameFile?.batchId ?? null, status: null, error };
+      if (decision.kind === 'new') return { action: 'deliver', batch_id: null, status: null, error: null };
+      return { action: 'resume', batch_id: decision.record.batchId ?? null, status: decision.record.status ?? null, error: null };
   }
 }

@@ -16,6 +16,7 @@ import type { DeliveryKey, DeliveryRecord, RecordStore } from './record-store.js
 import { openUpload } from '../datapass/data-pass.js';
 import { changeSince } from '../datapass/file-stamp.js';
 import { decideRerun, isDelivered, type RerunDecision } from './rerun.js';
+import { sameFileError, type SameFile } from './same-file.js';
 
 export interface DeliveryOptions {
   plan: DeliveryPlan;
@@ -35,6 +36,10 @@ export interface DeliveryOptions {
   onEvent: EventListener;
   /** Aborts the delivery from outside (Ctrl-C, a library caller); abort() does the same. */
   signal?: AbortSignal | undefined;
+  /** Another month whose data file this is (same-file.ts): refused before the create, unless --force. */
+  sameFile?: SameFile | undefined;
+  /** One of several folders: a refusal's hint names this folder alone. */
+  several?: boolean | undefined;
 }
 
 export interface DeliveryOutcome {
@@ -55,23 +60,17 @@ export class Delivery {
   private readonly key: DeliveryKey;
   private readonly controller = new AbortController();
   private record: DeliveryRecord | undefined;
-  /** Stops listening to the outer signal: one run's signal outlives many deliveries (a backfill's months). */
-  private detach = (): void => {};
+  /** This machine's record of the same file delivered with a key of the other mode: it never counts for this one. */
+  private readonly otherModeRecord: DeliveryRecord | undefined;
 
   constructor(options: DeliveryOptions) {
     this.options = options;
     const { plan } = options;
     this.key = { api: options.api, sourceId: options.sourceId, period: plan.period, product: plan.product, sha256: plan.sha256 };
-    if (options.signal) {
-      const outer = options.signal;
-      if (outer.aborted) this.abort(abortError(outer));
-      else {
-        const onAbort = (): void => this.abort(abortError(outer));
-        outer.addEventListener('abort', onAbort, { once: true });
-        this.detach = () => outer.removeEventListener('abort', onAbort);
-      }
-    }
-    this.record = options.records.read(this.key, (corrupt) => this.notice({ code: 'record_set_aside', ...corrupt })) ?? this.version1Record();
+    if (options.signal?.aborted) this.abort(abortError(options.signal));
+    const { own, other } = options.records.read(this.key, options.keyMode, (corrupt) => this.notice({ code: 'record_set_aside', ...corrupt }));
+    this.record = own ?? this.version1Record();
+    this.otherModeRecord = other;
   }
 
   /** bds 0.1's record of this file: the schema it was delivered with is not known, so this file's stands in. */
@@ -91,41 +90,60 @@ export class Delivery {
     if (!this.controller.signal.aborted) this.controller.abort(reason);
   }
 
-  /** For --dry-run: what run() would do, and the newest batch of this period and product, if any. */
-  async preview(): Promise<{ decision: RerunDecision; existing: BatchListEntry | undefined }> {
-    try {
-      const batches = await this.periodBatches();
-      return { decision: this.decide(this.options.force ? undefined : batches), existing: batches[0] };
-    } finally {
-      this.detach();
-    }
+  /**
+   * For --dry-run: what run() would do, and the newest batch of this period and product, if any. `refusal`: the
+   * error run() would stop with (this file is another month's, or the month was delivered from another file).
+   */
+  preview(): Promise<{ decision: RerunDecision; existing: BatchListEntry | undefined; refusal: BdsError | undefined }> {
+    return this.followingSignal(() => this.previewed());
   }
 
-  async run(): Promise<DeliveryOutcome> {
-    try {
+  private async previewed(): Promise<{ decision: RerunDecision; existing: BatchListEntry | undefined; refusal: BdsError | undefined }> {
+    const batches = await this.periodBatches();
+    const decision = this.decide(this.options.force ? undefined : batches);
+    const refusal = decision.kind === 'delivered' ? undefined : (this.sameFileRefusal() ?? (decision.kind === 'conflict' ? this.conflictError(decision.batch) : undefined));
+    return { decision, existing: batches[0], refusal };
+  }
+
+  run(): Promise<DeliveryOutcome> {
+    return this.followingSignal(async () => {
       const outcome = await this.deliver();
       this.step({ step: 'done', batchId: outcome.batch.id, status: outcome.batch.status, skipped: outcome.skipped });
       return outcome;
+    });
+  }
+
+  /**
+   * `work`, stopped by the outer signal as by abort(). Its listener goes when the work ends: a backfill's months
+   * share one signal, and listeners left behind would pile up (Node warns past ten).
+   */
+  private async followingSignal<T>(work: () => Promise<T>): Promise<T> {
+    const outer = this.options.signal;
+    const onAbort = (): void => this.abort(abortError(outer!));
+    outer?.addEventListener('abort', onAbort, { once: true });
+    try {
+      return await work();
     } catch (error) {
       throw this.signal.aborted ? (this.signal.reason as Error) : error;
     } finally {
-      this.detach();
+      outer?.removeEventListener('abort', onAbort);
     }
   }
 
   private async deliver(): Promise<DeliveryOutcome> {
     const decision = this.decide(this.options.force ? undefined : await this.periodBatches());
+    if (decision.kind !== 'delivered') {
+      const refusal = this.sameFileRefusal();
+      if (refusal) throw refusal;
+    }
     switch (decision.kind) {
       case 'delivered': {
         const { batch } = decision;
-        if (!decision.fromThisFile && batch.record_count !== this.options.plan.recordCount) {
-          this.notice({ code: 'record_count_differs', batchId: batch.id, listed: batch.record_count, local: this.options.plan.recordCount });
-        }
         if (decision.fromThisFile) this.save({ step: 'completed', status: batch.status });
         return { batch: { id: batch.id, status: batch.status }, skipped: true, resumed: false };
       }
       case 'conflict':
-        throw conflictError(decision.batch, this.key);
+        throw this.conflictError(decision.batch);
       case 'resume':
         this.notice({ code: 'resuming', batchId: decision.record.batchId });
         break;
@@ -152,18 +170,46 @@ export class Delivery {
 
   private decide(batches: BatchListEntry[] | undefined): RerunDecision {
     // A test key's batch is never billable, so it must not make a live key's run "already delivered" (nor a
-    // live batch a test key's): the record of the other mode, and its batch, are left out of the decision.
+    // live batch a test key's): the other mode's batch is left out of the decision.
     const { keyMode } = this.options;
-    const otherMode = this.record?.keyMode !== undefined && this.record.keyMode !== keyMode ? this.record : undefined;
-    if (otherMode?.batchId !== undefined) {
-      this.notice({ code: 'other_key_mode', batchId: otherMode.batchId, batchKeyMode: otherMode.keyMode!, keyMode });
-    }
-    return decideRerun({
-      batches: otherMode ? batches?.filter((batch) => batch.id !== otherMode.batchId) : batches,
-      record: otherMode ? undefined : this.record,
+    const other = this.otherModeRecord;
+    const decision = decideRerun({
+      batches: other?.batchId === undefined ? batches : batches?.filter((batch) => batch.id !== other.batchId),
+      record: this.record,
       inputsDigest: this.options.plan.inputsDigest,
       skipDelivered: this.options.skipDelivered,
     });
+    const ownDelivered = decision.kind === 'delivered' && decision.fromThisFile;
+    if (other?.step === 'completed' && other.batchId !== undefined && other.keyMode !== undefined && !ownDelivered) {
+      this.notice({ code: 'other_key_mode', batchId: other.batchId, batchKeyMode: other.keyMode, keyMode });
+    }
+    if (decision.kind === 'delivered' && !decision.fromThisFile) this.warnSkip(decision.batch);
+    return decision;
+  }
+
+  private conflictError(batch: BatchListEntry): ApiError {
+    return conflictError(batch, this.key, this.options.several ? this.options.plan.given : undefined);
+  }
+
+  /** This data file is another month's: the refusal, or with --force a warning that it goes anyway. */
+  private sameFileRefusal(): UsageError | undefined {
+    const { sameFile, force, plan, several } = this.options;
+    if (!sameFile) return undefined;
+    if (!force) return sameFileError(sameFile, { dataFile: plan.dataFile, period: plan.period, sha256: plan.sha256, given: plan.given, several: several === true });
+    this.notice({ code: 'same_file', otherPeriod: sameFile.period, otherDir: sameFile.dir, otherBatchId: sameFile.batchId });
+    return undefined;
+  }
+
+  /** --skip-delivered counts a batch this machine has no record of: what it cannot know is said, every time. */
+  private warnSkip(batch: BatchListEntry): void {
+    const { plan, keyMode } = this.options;
+    if (batch.record_count !== plan.recordCount) {
+      this.notice({ code: 'record_count_differs', batchId: batch.id, listed: batch.record_count, local: plan.recordCount });
+    }
+    // The list does not say which key made a batch: a test key's, never billable, looks the same.
+    if (keyMode === 'live') {
+      this.notice({ code: 'skipped_on_service_word', batchId: batch.id, status: batch.status, sourceId: this.key.sourceId, period: this.key.period });
+    }
   }
 
   private async create(idempotencyKey: string): Promise<void> {
@@ -326,11 +372,13 @@ export class Delivery {
       version: 2,
       ...this.key,
       dataFile: plan.dataFile,
+      dir: plan.dir,
       bytes: plan.upload.size,
       recordCount: plan.recordCount,
       inputsDigest: plan.inputsDigest,
       columns: plan.columns satisfies ColumnEntry[],
-      keyMode: this.options.keyMode,
+      // A record's mode is that of the key that created its batch; one of an unknown mode stays unknown.
+      ...(this.record ? {} : { keyMode: this.options.keyMode }),
       idempotencyKey: '',
       step: 'creating',
       ...this.record,
@@ -365,15 +413,21 @@ function isChecksumMismatch(error: ApiError): boolean {
   return error.code === ERROR_CODES.checksumMismatch || (error.status === 422 && /checksum|sha-?256/i.test(error.message));
 }
 
-/** The month was delivered from another file or by another machine: --force delivers this one as well. */
-export class AlreadyDeliveredError extends ApiError {}
-
-function conflictError(batch: BatchListEntry, key: DeliveryKey): ApiError {
-  return new AlreadyDeliveredError(
+/**
+ * The month was delivered from another file or by another machine: --force delivers this one as well. With
+ * several folders (`several`: this one's, as named), --force would deliver every one again: the hint names
+ * the one folder instead.
+ */
+function conflictError(batch: BatchListEntry, key: DeliveryKey, several: string | undefined): ApiError {
+  return new ApiError(
     `${key.period} ${key.product} of ${key.sourceId} was already delivered as ${batch.id} (${batch.status}), ` +
       'from another file or by another machine',
     undefined,
-    { hint: 'to deliver this file as well, run again with --force (or --skip-delivered to count it as delivered)' },
+    {
+      hint: several
+        ? `to deliver this file as well, deliver its folder alone with --force (bds deliver ${several} --force); with several folders, --force delivers every one of them again`
+        : 'to deliver this file as well, run again with --force (or --skip-delivered to count it as delivered)',
+    },
   );
 }
 

@@ -45,6 +45,13 @@ export type Notice =
   | { code: 'schema_changes'; since: { period: string; batchId: string | null }; changes: ColumnDiff }
   /** --skip-delivered found a delivered batch whose record count differs from this file's. */
   | { code: 'record_count_differs'; batchId: string; listed: number; local: number }
+  /**
+   * --skip-delivered with a live key counted a batch with no record here: the service's list does not say which
+   * key made it, and a test key's batch (never billable) would look the same.
+   */
+  | { code: 'skipped_on_service_word'; batchId: string; status: BatchStatus; sourceId: string; period: string }
+  /** --force: this data file is also another month's (of this run, or delivered from here), delivered anyway. */
+  | { code: 'same_file'; otherPeriod: string; otherDir: string; otherBatchId: string | undefined }
   /** This machine delivered the file as batchId with a key of the other mode: it does not count for this key. */
   | { code: 'other_key_mode'; batchId: string; batchKeyMode: KeyMode; keyMode: KeyMode };
 

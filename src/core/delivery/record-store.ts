@@ -1,10 +1,10 @@
-// The delivery record: a small JSON file per (API, source, period, product, checksum) under
+// The delivery record: a small JSON file per (API, source, period, product, checksum, key mode) under
 // $XDG_STATE_HOME/bds/deliveries, written atomically before the upload and after each step, so that an
 // interrupted delivery resumes its own batch. It keeps the schema's columns (never data) so that the next
 // month's schema can be compared with it. The lock beside it is lock.ts's.
 
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, renameSync } from 'node:fs';
+import { linkSync, mkdirSync, readdirSync, readFileSync, renameSync } from 'node:fs';
 import path from 'node:path';
 import { errnoCode, isObject } from '../checks.js';
 import { BdsError, UsageError } from '../errors.js';
@@ -35,6 +35,8 @@ export interface DeliveryRecord extends DeliveryKey {
   /** SHA-256 of the report and schema the batch was created with: a resume needs them unchanged. */
   inputsDigest: string;
   dataFile: string;
+  /** The delivery folder (absolute); absent in records of before it was kept. */
+  dir?: string;
   bytes: number;
   recordCount: number;
   columns: ColumnEntry[];
@@ -48,6 +50,16 @@ export interface DeliveryRecord extends DeliveryKey {
 
 /** What a record of bds 0.1 tells: all but the report and schema it was delivered with. */
 export type Version1Record = Omit<DeliveryRecord, 'inputsDigest' | 'columns'>;
+
+/**
+ * This machine's records of one file, as a delivery with a key of `mode` sees them: its own, and the other
+ * mode's, which never counts for it. A record of an unknown mode (written before the mode was kept) is its own
+ * whatever the key, as it always was.
+ */
+export interface ModeRecords {
+  own: DeliveryRecord | undefined;
+  other: DeliveryRecord | undefined;
+}
 
 /** A record file that could not be read as one: set aside, and said, rather than silently ignored. */
 export interface CorruptRecord {
@@ -66,9 +78,26 @@ export class RecordStore {
     this.dir = path.join(stateDirectory, 'deliveries');
   }
 
-  /** The record of this delivery; a corrupt one is moved aside and reported through `onCorrupt`. */
-  read(key: DeliveryKey, onCorrupt: (corrupt: CorruptRecord) => void): DeliveryRecord | undefined {
-    const file = this.recordPath(key);
+  /**
+   * The records of this file for a key of `mode`; a corrupt one is moved aside and reported through `onCorrupt`.
+   * Each mode has a file of its own, so that a delivery with one never replaces the other's: live (and unknown)
+   * records keep the name they always had, test records end in `-test.json`. A test record under the old name
+   * (from before the modes had a file each) counts as the test record until write() moves it.
+   */
+  read(key: DeliveryKey, mode: KeyMode, onCorrupt: (corrupt: CorruptRecord) => void): ModeRecords {
+    let live = this.readFile(this.recordPath(key, 'live'), key, onCorrupt);
+    let test = this.readFile(this.recordPath(key, 'test'), key, onCorrupt);
+    if (live?.keyMode === 'test') {
+      test ??= live;
+      live = undefined;
+    }
+    const unknown = live?.keyMode === undefined ? live : undefined;
+    return mode === 'live'
+      ? { own: live, other: test }
+      : { own: test ?? unknown, other: unknown ? undefined : live };
+  }
+
+  private readFile(file: string, key: DeliveryKey, onCorrupt: (corrupt: CorruptRecord) => void): DeliveryRecord | undefined {
     let text: string;
     try {
       text = readFileSync(file, 'utf8');
@@ -109,11 +138,18 @@ export class RecordStore {
     return { ...key, version: 2, step: 'completed', idempotencyKey, batchId, dataFile, bytes, recordCount, updatedAt };
   }
 
-  /** Replaces the record atomically: a temp file, flushed, renamed over the old one, the folder flushed. */
+  /**
+   * Replaces the record atomically: a temp file, flushed, renamed over the old one, the folder flushed. The
+   * writer holds the delivery's lock, so it is the one that moves a test record from the old shared name to its
+   * own before a live record takes that name (a test record already under its own name makes the old one a
+   * stale copy).
+   */
   write(record: DeliveryRecord): void {
     this.inStateFolder(() => {
       mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-      writeFileAtomic(this.recordPath(record), `${JSON.stringify(record, null, 2)}\n`, { onStep: this.onStep });
+      const file = this.recordPath(record, record.keyMode ?? 'live');
+      if (record.keyMode !== 'test') this.moveOldTestRecord(file, this.recordPath(record, 'test'));
+      writeFileAtomic(file, `${JSON.stringify(record, null, 2)}\n`, { onStep: this.onStep });
     });
   }
 
@@ -160,6 +196,58 @@ export class RecordStore {
     return this.names('.lock').map((name) => path.join(this.dir, name));
   }
 
+  private moveOldTestRecord(liveFile: string, testFile: string): void {
+    let old: DeliveryRecord | undefined;
+    try {
+      old = parseRecord(readFileSync(liveFile, 'utf8'));
+    } catch {
+      return;
+    }
+    if (old?.keyMode !== 'test') return;
+    try {
+      linkSync(liveFile, testFile);
+    } catch (error) {
+      if (errnoCode(error) !== 'EEXIST') throw error;
+    }
+  }
+
+  /**
+   * A completed delivery of the same file (by either key) for another period of the same API, source and
+   * product, if this machine made one: the oldest such period.
+   */
+  deliveredAsOtherPeriod(key: DeliveryKey): DeliveryRecord | undefined {
+    let names: string[];
+    try {
+      names = readdirSync(this.dir);
+    } catch {
+      return undefined;
+    }
+    let found: DeliveryRecord | undefined;
+    // Every record's name holds the start of its checksum: only those of this file are read.
+    const checksum = `-${key.sha256.slice(0, 16)}`;
+    for (const name of names) {
+      if (!name.endsWith(`${checksum}.json`) && !name.endsWith(`${checksum}-test.json`)) continue;
+      let record: DeliveryRecord | undefined;
+      try {
+        record = parseRecord(readFileSync(path.join(this.dir, name), 'utf8'));
+      } catch {
+        continue;
+      }
+      if (
+        record?.step === 'completed' &&
+        record.sha256 === key.sha256 &&
+        record.api === key.api &&
+        record.sourceId === key.sourceId &&
+        record.product === key.product &&
+        record.period !== key.period &&
+        (!found || record.period < found.period)
+      ) {
+        found = record;
+      }
+    }
+    return found;
+  }
+
   lockFile(subject: DeliverySubject): string {
     return path.join(this.dir, `${baseName(subject)}.lock`);
   }
@@ -188,8 +276,8 @@ export class RecordStore {
     }
   }
 
-  private recordPath(key: DeliveryKey): string {
-    return path.join(this.dir, `${baseName(key)}-${key.sha256.slice(0, 16)}.json`);
+  private recordPath(key: DeliveryKey, mode: KeyMode): string {
+    return path.join(this.dir, `${baseName(key)}-${key.sha256.slice(0, 16)}${mode === 'test' ? '-test' : ''}.json`);
   }
 }
 

@@ -85,6 +85,13 @@ export async function listFolder(dir: string): Promise<string[]> {
   return entries;
 }
 
+/**
+ * How deep report.json and schema.json may nest. Both are sent as is, and serialising a value thousands of
+ * levels deep overflows the stack (JSON.stringify fails near 5,000 on Node's default stack); no scrub report or
+ * schema comes near this.
+ */
+export const MAX_JSON_DEPTH = 100;
+
 async function readJson(file: string, what: string): Promise<unknown> {
   let text: string;
   try {
@@ -93,13 +100,34 @@ async function readJson(file: string, what: string): Promise<unknown> {
     const code = errnoCode(error);
     throw new UsageError(`${file}: ${code === 'ENOENT' ? `missing (${what})` : `cannot read it (${code})`}`);
   }
+  let value: unknown;
   try {
     // A UTF-8 byte order mark, as some Windows editors write it: RFC 8259 lets a parser ignore it.
-    return JSON.parse(text.replace(/^\uFEFF/, '')) as unknown;
+    value = JSON.parse(text.replace(/^\uFEFF/, '')) as unknown;
   } catch (error) {
     const where = /position (\d+)/.exec((error as Error).message)?.[1];
     throw new UsageError(`${file}: not valid JSON${where ? ` (at character ${where})` : ''}`);
   }
+  const depth = nestingDepth(value);
+  if (depth > MAX_JSON_DEPTH) {
+    throw new UsageError(`${file}: nested ${depth} levels deep; bds accepts at most ${MAX_JSON_DEPTH}`, {
+      hint: `${what} is sent as it is: check what wrote it`,
+    });
+  }
+  return value;
+}
+
+/** How many arrays and objects deep a JSON value nests (a scalar: 0), without recursion: any depth is measured. */
+function nestingDepth(value: unknown): number {
+  let deepest = 0;
+  const pending: Array<[unknown, number]> = [[value, 0]];
+  while (pending.length > 0) {
+    const [next, depth] = pending.pop()!;
+    if (next === null || typeof next !== 'object') continue;
+    deepest = Math.max(deepest, depth + 1);
+    for (const inner of Object.values(next)) pending.push([inner, depth + 1]);
+  }
+  return deepest;
 }
 
 function checkReport(report: unknown, file: string): ScrubReport {

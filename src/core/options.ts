@@ -1,0 +1,66 @@
+// What a library caller passes, checked at the door: an option of the wrong kind is a UsageError naming the
+// call, the option and what it must be, never a TypeError from deep inside. The value itself is never shown:
+// it could be the key.
+
+import { PRODUCTS } from './api/types.js';
+import { UsageError } from './errors.js';
+
+export type OptionKind = 'string' | 'boolean' | 'number' | 'function' | 'object' | 'signal' | 'folders' | 'product';
+
+const EXPECTED: Record<OptionKind, string> = {
+  string: 'a string',
+  boolean: 'true or false',
+  number: 'a number',
+  function: 'a function',
+  object: 'an object',
+  signal: 'an AbortSignal',
+  folders: 'an array of folders (strings)',
+  product: PRODUCTS.map((product) => `"${product}"`).join(', ').replace(/, ([^,]*)$/, ' or $1'),
+};
+
+/**
+ * Checks `options` of the library function `call`: every option named in `kinds` is undefined or of its kind,
+ * and those in `required` are given.
+ */
+export function checkOptions(call: string, options: unknown, kinds: Record<string, OptionKind>, required: readonly string[] = []): void {
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new UsageError(`${call}() takes an object of options, not ${describe(options)}`);
+  }
+  const given = options as Record<string, unknown>;
+  for (const [name, kind] of Object.entries(kinds)) {
+    const value = given[name];
+    if (value === undefined) {
+      if (required.includes(name)) throw new UsageError(`${call}() needs the option "${name}" (${EXPECTED[kind]})`);
+    } else if (!isKind(value, kind)) {
+      throw new UsageError(`${call}(): "${name}" must be ${EXPECTED[kind]}, not ${kind === 'product' && typeof value === 'string' ? 'another string' : describe(value)}`);
+    }
+  }
+}
+
+function isKind(value: unknown, kind: OptionKind): boolean {
+  switch (kind) {
+    case 'folders':
+      return Array.isArray(value) && value.every((dir) => typeof dir === 'string');
+    case 'product':
+      return (PRODUCTS as readonly unknown[]).includes(value);
+    case 'signal':
+      // By its shape: a signal of another realm (a vm context, a polyfill) is one too.
+      return typeof (value as AbortSignal | null)?.aborted === 'boolean' && typeof (value as AbortSignal).addEventListener === 'function';
+    case 'object':
+      return value !== null && typeof value === 'object' && !Array.isArray(value);
+    default:
+      return typeof value === kind;
+  }
+}
+
+/** What a value is, in words, without the value. */
+function describe(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) {
+    const odd = value.find((item) => typeof item !== 'string');
+    return odd === undefined ? 'an array' : `an array holding ${describe(odd)}`;
+  }
+  const type = typeof value;
+  return `${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}`;
+}
