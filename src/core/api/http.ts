@@ -63,6 +63,8 @@ export interface JsonResponse<T> {
   status: number;
   body: T;
   requestId: string | undefined;
+  /** The exchange, for an error about this answer. */
+  request: RequestInfo;
 }
 
 export interface JsonRequest {
@@ -114,7 +116,7 @@ export class HttpClient {
       const requestId = header(res.headers, REQUEST_ID_HEADER);
       const answered: RequestInfo = { ...info, status: res.statusCode, ...(requestId ? { requestId } : {}) };
       if (res.statusCode >= 200 && res.statusCode < 300) {
-        return { status: res.statusCode, body: parseJson<T>(text, res.headers, answered), requestId };
+        return { status: res.statusCode, body: parseJson<T>(text, res.headers, answered), requestId, request: answered };
       }
       throw this.failure(answered, res.headers, text);
     });
@@ -261,6 +263,7 @@ export class HttpClient {
     }
     if ((status === 401 || status === 403) && new URL(info.url).origin === this.baseUrl.origin) {
       return new AuthError(line, {
+        request: info,
         hint: 'the API refused the key: check BDS_API_KEY, BDS_API_KEY_FILE or apiKey, and that it is for this base URL',
       });
     }

@@ -6,7 +6,7 @@
 
 import { createHash } from 'node:crypto';
 import { statSync, type Stats } from 'node:fs';
-import { ApiError, BdsError, EXIT_CODES, NetworkError, UsageError, abortError } from '../errors.js';
+import { ApiError, BdsError, EXIT_CODES, NetworkError, UsageError, abortError, type RequestInfo } from '../errors.js';
 import type { ApiClient } from '../api/client.js';
 import { ERROR_CODES, type BatchListEntry, type BatchRef, type KeyMode } from '../api/types.js';
 import type { ColumnEntry } from '../preflight/columns.js';
@@ -241,8 +241,9 @@ export class Delivery {
     for (;;) {
       this.step({ step: 'completing', batchId, sha256: this.key.sha256 });
       let batch: BatchRef;
+      let request: RequestInfo | undefined;
       try {
-        batch = await this.options.client.completeBatch(batchId, this.key.sha256, this.signal);
+        ({ batch, request } = await this.options.client.completeBatch(batchId, this.key.sha256, this.signal));
       } catch (error) {
         if (!(error instanceof ApiError)) throw error;
         const recovery = await this.recovery(error, batchId, uploadedAgain);
@@ -256,7 +257,7 @@ export class Delivery {
         }
       }
       if (!isDelivered(batch.status)) {
-        throw new NetworkError(`the service answered complete for ${batchId} with status ${batch.status}, not received`);
+        throw new NetworkError(`the service answered complete for ${batchId} with status ${batch.status}, not received`, request);
       }
       this.save({ step: 'completed', status: batch.status });
       return batch;
