@@ -613,6 +613,30 @@ describe('what a person sees', () => {
     for (const line of drawn) expect([...line].length).toBeLessThanOrEqual(29);
   });
 
+  it('a terminal shorter than the block: each frame fits its rows (the first months, a count of the rest, the overall line)', async () => {
+    const box = await sandbox();
+    box.faults.add({ route: 'upload', delayMs: 200, times: 12 });
+    const folders = months(Array.from({ length: 12 }, (_, i) => `2023-${String(i + 1).padStart(2, '0')}`));
+    const writes: string[] = [];
+    const res = await run(['deliver', ...folders.map((f) => f.dir), '--source', newSource(box), '--jobs', '8'], {
+      env: sandboxEnv(box),
+      tty: true,
+      columns: 30,
+      rows: 6,
+      onStderrWrite: (chunk) => writes.push(chunk),
+    });
+    expect(res.code).toBe(0);
+    // A frame: the cursor back up over the last one, then its lines; at most rows - 1 = 5 of them, or the
+    // terminal scrolls and the cursor cannot go back over what left the screen.
+    const frames = writes.filter((chunk) => chunk.includes('\u001b[2K'));
+    expect(frames.length).toBeGreaterThan(5);
+    for (const frame of frames) {
+      expect(frame.split('\u001b[2K').length - 1).toBeLessThanOrEqual(5);
+      for (const [, up] of frame.matchAll(/\u001b\[(\d+)A/g)) expect(Number(up)).toBeLessThanOrEqual(5);
+    }
+    expect(res.stderr).toMatch(/\u001b\[2K… and \d+ more\n\u001b\[2K\d+ of 12 done/);
+  });
+
   it('TERM=dumb: plain timestamped lines, no cursor movement', async () => {
     const box = await sandbox();
     const folders = months(['2024-01', '2024-02']);
