@@ -581,6 +581,59 @@ describe('bds check with several folders', () => {
   });
 });
 
+describe('text from the folder in the preview', () => {
+  /** Sets the window title, clears the screen, rings the bell, colours: what a hostile or broken file might hold. */
+  const ESCAPES = '\u001b]0;owned\u0007\u001b[2J\u0007\u001b[31m\u009b1m';
+  const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+
+  it('is printed without control characters and on one line, as text from a server is', async () => {
+    const schema = {
+      format: 'jsonl',
+      objects: {
+        [`orders${ESCAPES}`]: [
+          { name: `order_id${ESCAPES}\nsplit`, role: `identifier${ESCAPES}`, kind: 'string', transform: `keyed\r\nhash${ESCAPES}` },
+        ],
+      },
+    };
+    const report = { tool: `scrubkit${ESCAPES}\n3.4.1`, files: [], totals: { [`rows${ESCAPES}_out`]: `3${ESCAPES}\n4`, long: 'z'.repeat(5_000) } };
+    const res = await check([makeFolder({ schema, report }).dir, '--period', '2024-05']);
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stdout).not.toMatch(CONTROL);
+    expect(res.stdout).toContain('Report:    scrubkit 3.4.1, 0 files');
+    expect(res.stdout).toContain('Totals:    rows_out  3 4');
+    expect(res.stdout).toMatch(/^ {11}long {6}z+…$/m);
+    expect(res.stdout).toContain('  orders  order_id split  identifier  string  keyed hash');
+    expect(res.stdout.length).toBeLessThan(3_000);
+    // The JSON keeps the files' values as they are (JSON escapes control characters).
+    const json = (await check([makeFolder({ schema, report }).dir, '--period', '2024-05', '--json'])).json();
+    expect(json.report.tool).toBe(report.tool);
+  });
+
+  it('aligns the columns by the width they take on screen: CJK and emoji take two', async () => {
+    const schema = {
+      format: 'jsonl',
+      objects: {
+        注文: [
+          { name: '注文番号', role: 'identifier', kind: 'string', transform: 'keyed hash' },
+          { name: '📦 box', role: 'measure', kind: 'number' },
+          { name: 'amount', role: '金額', kind: 'number' },
+        ],
+      },
+    };
+    const report = { ...REPORT, totals: { 件数: 3, rows_out: 3 } };
+    const res = await check([makeFolder({ schema, report }).dir, '--period', '2024-05']);
+    expect(res.code, res.stderr).toBe(0);
+    const table = res.stdout.split('\n').slice(-5, -1);
+    expect(table).toEqual([
+      '  OBJECT  NAME      ROLE        KIND    TRANSFORM',
+      '  注文    注文番号  identifier  string  keyed hash',
+      '          📦 box    measure     number',
+      '          amount    金額        number',
+    ]);
+    expect(res.stdout).toContain(['Totals:    件数      3', '           rows_out  3'].join('\n'));
+  });
+});
+
 describe('the report', () => {
   it('may say nothing in its totals', async () => {
     const res = await check([makeFolder({ report: { ...REPORT, totals: {} } }).dir, '--period', '2024-05']);

@@ -2,6 +2,7 @@
 // are warnings (shown even with --quiet). The core speaks in data; this is the one place that turns it into
 // English.
 
+import { cleanText } from '../../core/clean-text.js';
 import type { ColumnDiff, ColumnEntry } from '../../core/preflight/columns.js';
 import type { EventListener, Notice, StepEvent } from '../../core/delivery/events.js';
 import type { BatchRef } from '../../core/api/types.js';
@@ -95,11 +96,14 @@ function noticeText(notice: Notice): { warning: boolean; text: string } {
 
 /** The schema-change warning: several lines, one per column. */
 export function schemaChangeText(since: { period: string; batchId: string | null }, changes: ColumnDiff): string {
-  const column = (c: Pick<ColumnEntry, 'object' | 'name'>) => `${c.object}.${c.name}`;
-  const shown = (value: string | null) => (value === null ? '(none)' : `"${value}"`);
+  // Names and values come from schema files: cleaned, as text from a server is.
+  const column = (c: Pick<ColumnEntry, 'object' | 'name'>) => cleanText(`${c.object}.${c.name}`);
+  const shown = (value: string | null) => (value === null ? '(none)' : `"${cleanText(value)}"`);
   return [
     `the schema differs from the one delivered for ${since.period}${since.batchId ? ` (${since.batchId})` : ''}:`,
-    ...changes.added.map((c) => `  added    ${column(c)} (role ${c.role}, kind ${c.kind}${c.transform ? `, transform "${c.transform}"` : ''})`),
+    ...changes.added.map(
+      (c) => `  added    ${column(c)} (role ${cleanText(c.role)}, kind ${cleanText(c.kind)}${c.transform ? `, transform ${shown(c.transform)}` : ''})`,
+    ),
     ...changes.removed.map((c) => `  removed  ${column(c)}`),
     ...changes.changed.map((c) => `  changed  ${column(c)}: ${c.field} ${shown(c.from)} → ${shown(c.to)}`),
   ].join('\n');

@@ -2,7 +2,7 @@
 // so a response that makes no sense becomes a clear NetworkError (exit 5) instead of a crash.
 
 import { NetworkError, type RequestInfo } from '../errors.js';
-import { serverText } from './redact.js';
+import { cleanText } from '../clean-text.js';
 import { travelsSafely } from './url-rules.js';
 import type { HttpClient, JsonResponse, UploadBody } from './http.js';
 import {
@@ -35,8 +35,8 @@ export class ApiClient {
     // Shown to a person: safe for a terminal from here on.
     return {
       ...res.body,
-      organization: { ...organization, name: serverText(organization.name) },
-      key: { ...key, id: serverText(key.id), mode: serverText(key.mode) as KeyMode },
+      organization: { ...organization, name: cleanText(organization.name) },
+      key: { ...key, id: cleanText(key.id), mode: cleanText(key.mode) as KeyMode },
     };
   }
 
@@ -50,7 +50,7 @@ export class ApiClient {
     if (typeof (source as Source).id !== 'string') throw nonsense(res, 'POST /sources', 'source.id');
     const { name } = source as Source;
     // Shown to a person: safe for a terminal from here on.
-    return typeof name === 'string' ? { ...(source as Source), name: serverText(name) } : (source as Source);
+    return typeof name === 'string' ? { ...(source as Source), name: cleanText(name) } : (source as Source);
   }
 
   async createBatch(req: CreateBatchRequest, idempotencyKey: string, signal?: AbortSignal): Promise<CreateBatchResponse> {

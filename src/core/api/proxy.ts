@@ -4,7 +4,8 @@
 
 import { Agent, Pool, ProxyAgent, type Dispatcher } from 'undici';
 import { UsageError } from '../errors.js';
-import { redactUrl, serverText } from './redact.js';
+import { cleanText } from '../clean-text.js';
+import { redactUrl } from './redact.js';
 import { isLoopback } from './url-rules.js';
 
 /** The environment's proxy variables (HTTPS_PROXY, HTTP_PROXY, NO_PROXY, lower case too), among others. */
@@ -137,7 +138,7 @@ function proxySetting(env: ProxyEnv, lower: string): ProxySetting {
 
 /** A value that is no URL, shown without what may be credentials (anything up to an @). */
 function showUnparsed(value: string): string {
-  return `"${serverText(value.replace(/^([a-z][a-z0-9+.-]*:\/\/)?[^/]*@/i, '$1REDACTED@'), 100)}"`;
+  return `"${cleanText(value.replace(/^([a-z][a-z0-9+.-]*:\/\/)?[^/]*@/i, '$1REDACTED@'), 100)}"`;
 }
 
 /** Whether NO_PROXY sends `url` direct: `*`, or an entry that is its host or a domain above it (with a port: only that port). */
