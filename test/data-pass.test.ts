@@ -195,6 +195,29 @@ describe('the data pass', () => {
     expect(checked.json().record_count).toBe(2);
   });
 
+  it('zero bytes after the gzip data are padding, as gzip -t takes them: accepted, and the file is sent as it is', async () => {
+    const box = await sandbox();
+    const padded = makeFolder({ dataBytes: Buffer.concat([gzipSync('{"a":1}\n{"a":2}\n'), Buffer.alloc(4096)]) });
+    const res = await deliverTo(box, padded, { args: ['--json'] });
+    expect(res.stderr).not.toContain('bds:');
+    expect(res.code).toBe(0);
+    expect(res.json()).toMatchObject({ record_count: 2, bytes: padded.uploaded.length, sha256: padded.sha256 });
+    expectOneReceived(box, padded);
+  });
+
+  it.each([
+    ['right after zeros', Buffer.concat([Buffer.alloc(2), Buffer.from('tail')])],
+    // zlib drops the rest of a chunk that starts with a zero; here the bytes are megabytes after the gzip data.
+    ['megabytes of zeros later', Buffer.concat([Buffer.alloc(3 * 1024 * 1024), Buffer.from('x')])],
+  ])('anything but zeros after the gzip data is refused, %s', async (_, tail) => {
+    const box = await sandbox();
+    const folder = makeFolder({ dataBytes: Buffer.concat([gzipSync('{"a":1}\n'), tail]) });
+    const res = await deliverTo(box, folder);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain(`bds: ${folder.dataFile}: there is data after the end of the gzip data (trailing garbage)`);
+    expect(count(box, 'create')).toBe(0);
+  });
+
   it('data after the end of the gzip data is named as such; an empty .gz is empty, not truncated', async () => {
     const box = await sandbox();
     const garbage = makeFolder({ dataBytes: Buffer.concat([gzipSync('{"a":1}\n'), Buffer.from('tail of something else')]) });

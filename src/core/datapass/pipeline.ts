@@ -101,16 +101,20 @@ export async function passOverFile(file: string, before: FileStamp, options: Pas
   let size = 0;
   try {
     if (file.endsWith('.gz')) {
+      const gunzip = createGunzip({ chunkSize: READ_CHUNK });
       await pipeline(
         // Made here, inside pipeline(), so that an error opening the file is never an unhandled 'error' event.
         createReadStream(file, { highWaterMark: READ_CHUNK }),
         counted,
         passThrough((chunk) => hash.update(chunk)),
-        createGunzip({ chunkSize: READ_CHUNK }),
+        gunzip,
         withoutByteOrderMark(),
         checkedSink(lines),
         pipelineOptions,
       );
+      // zlib stops at zeros after the last member and drops whatever follows them unread: bytesWritten is where
+      // the gzip data ended. Zeros alone are padding, as gzip -t accepts it; anything else is not.
+      if (gunzip.bytesWritten < before.size && !(await onlyZerosFrom(file, gunzip.bytesWritten))) throw trailingGarbage(file);
       size = before.size;
     } else {
       if (copy) await fs.mkdir(path.dirname(copy), { recursive: true });
@@ -184,6 +188,28 @@ function isCopyPath(failed: unknown, copy: string): boolean {
   return !relative.startsWith('..') && !path.isAbsolute(relative);
 }
 
+/** Whether the file holds only zero bytes from `offset` to its end. */
+async function onlyZerosFrom(file: string, offset: number): Promise<boolean> {
+  const handle = await fs.open(file, 'r');
+  try {
+    const buffer = Buffer.alloc(READ_CHUNK);
+    for (let position = offset; ; ) {
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, position);
+      if (bytesRead === 0) return true;
+      if (buffer.subarray(0, bytesRead).some((byte) => byte !== 0)) return false;
+      position += bytesRead;
+    }
+  } finally {
+    await handle.close();
+  }
+}
+
+function trailingGarbage(file: string): UsageError {
+  return new UsageError(`${file}: there is data after the end of the gzip data (trailing garbage)`, {
+    hint: 'the file was damaged or appended to after it was written; write it again',
+  });
+}
+
 async function startsLikeGzip(file: string): Promise<boolean> {
   try {
     const handle = await fs.open(file, 'r');
@@ -220,12 +246,10 @@ function asInputError(error: unknown, file: string, looksGzipped: boolean): Erro
       return new UsageError(`${file}: not a gzip file`, { hint: 'a plain JSON Lines file should be named *.jsonl' });
     }
     // It starts as gzip: what follows a complete member is neither another member nor zeros.
-    return new UsageError(
-      /header check|unknown compression method/i.test(message)
-        ? `${file}: there is data after the end of the gzip data (trailing garbage)`
-        : `${file}: corrupt gzip data (${message})`,
-      { hint: 'the file was damaged or appended to after it was written; write it again' },
-    );
+    if (/header check|unknown compression method/i.test(message)) return trailingGarbage(file);
+    return new UsageError(`${file}: corrupt gzip data (${message})`, {
+      hint: 'the file was damaged or appended to after it was written; write it again',
+    });
   }
   if (code !== undefined && /^E[A-Z]+$/.test(code)) return new UsageError(`${file}: cannot read it (${code})`);
   return error as Error;
