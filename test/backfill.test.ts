@@ -530,6 +530,32 @@ describe('Ctrl-C stops every month', () => {
   });
 });
 
+describe('data file names', () => {
+  it('one form everywhere, from the working folder: line errors, gzip errors, --json and ::error:: annotations', async () => {
+    const box = await sandbox();
+    const folders = [
+      ...months(['2024-01'], { lines: ['{"a":1}', 'oops'] }),
+      ...months(['2024-02'], { dataBytes: gzipSync('{"a":1}\n').subarray(0, 12) }),
+    ];
+    // Both in one working folder, as `cd /srv/scrub && bds deliver out/*` has them: the same file name in each.
+    const cwd = path.dirname(folders[0]!.dir);
+    renameSync(folders[1]!.dir, path.join(cwd, 'records-2024-02'));
+    const names = ['records-2024-01/records.jsonl.gz', 'records-2024-02/records.jsonl.gz'];
+    const expected = [`${names[0]} line 2 is not a JSON object`, `${names[1]}: the gzip data ends early (the file is truncated)`];
+    const args = ['deliver', 'records-2024-01', 'records-2024-02', '--source', newSource(box), '--jobs', '1'];
+    const res = await run(args, { env: { ...sandboxEnv(box), GITHUB_ACTIONS: 'true' }, cwd });
+    expect(res.code).toBe(2);
+    for (const message of expected) {
+      expect(res.stderr).toMatch(new RegExp(`^bds: 2024-0\\d records: ${message.replace(/[.()]/g, '\\$&')}$`, 'm'));
+      expect(res.stderr).toMatch(new RegExp(`^::error title=bds::2024-0\\d records: ${message.replace(/[.()]/g, '\\$&')}$`, 'm'));
+    }
+    const json = await run([...args, '--json'], { env: sandboxEnv(box), cwd });
+    expect(json.json().deliveries.map((d: { error: { message: string } }) => d.error.message)).toEqual(expected);
+    const checked = await run(['check', 'records-2024-01', 'records-2024-02', '--json'], { cwd });
+    expect(checked.json().checks.map((c: { error: { message: string } }) => c.error.message)).toEqual(expected);
+  });
+});
+
 describe('what a person sees', () => {
   it('without a terminal: timestamped lines, each naming its period and product', async () => {
     const box = await sandbox();

@@ -164,7 +164,10 @@ describe('bds check gives the verdict of deliver', () => {
       const { dir, dataFile } = makeFolder({ lines, plain });
       const res = await check([dir, '--period', '2024-05']);
       expect(res.code).toBe(2);
-      expect(errorLines(res)[0]).toBe(`bds: ${path.basename(dataFile)} line 4 is not valid JSON`);
+      expect(errorLines(res)[0]).toBe(`bds: ${dataFile} line 4 is not valid JSON`);
+      // Inside the working folder: named from it.
+      const near = await check([path.basename(dir), '--period', '2024-05'], { cwd: path.dirname(dir) });
+      expect(errorLines(near)[0]).toBe(`bds: ${path.join(path.basename(dir), path.basename(dataFile))} line 4 is not valid JSON`);
     }
   });
 
@@ -532,9 +535,9 @@ describe('bds check with several folders', () => {
     const other = namedFolder('episodes-2024-05', { product: 'episodes' });
     const res = await check([good, bad.dir, other]);
     expect(res.code).toBe(2);
-    expect(errorLines(res)).toEqual([`bds: records.jsonl.gz line 2 is not a JSON object`, 'hint: every non-empty line of the data file must be one JSON object']);
+    expect(errorLines(res)).toEqual([`bds: ${bad.dir}/records.jsonl.gz line 2 is not a JSON object`, 'hint: every non-empty line of the data file must be one JSON object']);
     expect(res.stdout).toContain(`✔ ${good} is ready to deliver`);
-    expect(res.stdout).toContain(`✖ ${bad.dir}: records.jsonl.gz line 2 is not a JSON object`);
+    expect(res.stdout).toContain(`✖ ${bad.dir}: ${bad.dir}/records.jsonl.gz line 2 is not a JSON object`);
     expect(res.stdout).toContain(`✔ ${other} is ready to deliver`);
     expect(res.stdout.trimEnd().split('\n').at(-1)).toBe('2 of 3 folders are ready to deliver.');
 
@@ -547,7 +550,7 @@ describe('bds check with several folders', () => {
       [true, other],
     ]);
     expect(checks[1].error).toEqual({
-      message: `records.jsonl.gz line 2 is not a JSON object`,
+      message: `${bad.dir}/records.jsonl.gz line 2 is not a JSON object`,
       hint: 'every non-empty line of the data file must be one JSON object',
       exit_code: 2,
     });

@@ -30,7 +30,7 @@ export default defineCommand<FolderFlags, Checked>({
       import('../../core/delivery/check.js'),
       import('../output/delivery-view.js'),
     ]);
-    const view = new DeliveryView(io, op.runtime.now);
+    const view = new DeliveryView(io, op.runtime.now, op.runtime.cwd);
     // The preview lists the schema changes with the folder they belong to.
     const checking = op.with({ onEvent: (event: DeliveryEvent) => (event.type === 'notice' && event.code === 'schema_changes' ? undefined : view.onEvent(event)) });
     const result =

@@ -4,20 +4,21 @@
 
 import { cleanText } from '../../core/clean-text.js';
 import type { ColumnDiff, ColumnEntry } from '../../core/preflight/columns.js';
+import { pathForPeople } from '../../core/preflight/folder.js';
 import type { EventListener, Notice, StepEvent } from '../../core/delivery/events.js';
 import type { BatchRef } from '../../core/api/types.js';
 import { formatBytes, formatDuration } from './format.js';
 import type { IO } from './io.js';
 
-/** The line that opens a step. */
-export function stepText(event: StepEvent): string {
+/** The line that opens a step; `cwd`: the working folder, which the data file is named from. */
+export function stepText(event: StepEvent, cwd: string): string {
   switch (event.step) {
     case 'checking':
       return event.subject === 'file'
         ? `checking ${event.dir}`
         : `checking ${event.sourceId} for an earlier ${event.product} batch of ${event.period}`;
     case 'checked':
-      return `checked ${event.dataFile}: ${event.recordCount} records, ${formatBytes(event.bytes)}, sha256 ${event.sha256}${event.fromCache ? ' (remembered from an earlier pass)' : ''}`;
+      return `checked ${cleanText(pathForPeople(event.dataFile, cwd))}: ${event.recordCount} records, ${formatBytes(event.bytes)}, sha256 ${event.sha256}${event.fromCache ? ' (remembered from an earlier pass)' : ''}`;
     case 'creating':
       return `creating the ${event.product} batch for ${event.period}`;
     case 'uploading':

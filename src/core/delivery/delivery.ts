@@ -281,7 +281,7 @@ export class Delivery {
     if (isChecksumMismatch(error)) {
       if (!uploadedAgain) return { kind: 'upload', reason: 'checksum' };
       throw new ApiError(
-        `the service still stores other bytes than ${this.options.plan.dataFile} after a second upload: ` +
+        `the service still stores other bytes than ${this.options.plan.dataName} after a second upload: ` +
           `local sha256 ${this.key.sha256}; the service said: ${error.message}`,
         error.request,
         { hint: 'something between bds and the storage host alters the upload; nothing was confirmed' },
@@ -291,14 +291,14 @@ export class Delivery {
   }
 
   private assertFileUnchanged(): void {
-    const { upload, dataFile } = this.options.plan;
+    const { upload, dataName } = this.options.plan;
     const change = changeSince(upload.source, statOrUndefined(upload.source.path));
-    if (change === 'it disappeared') throw new UsageError(`${dataFile} disappeared during the delivery; nothing was confirmed`);
+    if (change === 'it disappeared') throw new UsageError(`${dataName} disappeared during the delivery; nothing was confirmed`);
     if (change !== undefined) throw this.changedError(change);
   }
 
   private changedError(what: string): UsageError {
-    return new UsageError(`${this.options.plan.dataFile} changed during the delivery (${what}); nothing was confirmed`, {
+    return new UsageError(`${this.options.plan.dataName} changed during the delivery (${what}); nothing was confirmed`, {
       hint: 'run bds deliver again once the file is final',
     });
   }
