@@ -39,3 +39,23 @@ describe('bds help <command>', () => {
     expect(res.json()).toEqual({ error: { message: "unknown command 'nonexistent'", hint: 'see bds --help', exit_code: 2 } });
   });
 });
+
+describe('options before the command', () => {
+  it('`bds --json whoami`: the unknown option gets a hint with the line as it should be', async () => {
+    const res = await run(['--json', 'whoami']);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toBe("bds: unknown option '--json'\nhint: options follow the command: bds whoami --json\n");
+    expect(res.json()).toEqual({ error: { message: "unknown option '--json'", hint: 'options follow the command: bds whoami --json', exit_code: 2 } });
+
+    const values = await run(['-q', '--base-url', 'https://api.example.com', 'list', '--source', 'src_1']);
+    expect(values.stderr).toContain('hint: options follow the command: bds list --source src_1 -q --base-url https://api.example.com\n');
+    const noCommand = await run(['--verbose']);
+    expect(noCommand.stderr).toContain('hint: options follow the command: bds <command> --verbose; see bds --help\n');
+  });
+
+  it('an option no command has keeps the general hint', async () => {
+    const res = await run(['--frobnicate', 'whoami']);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toBe("bds: unknown option '--frobnicate'\nhint: see bds --help\n");
+  });
+});

@@ -58,10 +58,14 @@ Exit codes:
 /** Runs bds with the user's arguments (argv without node and the script) and returns the exit code. */
 export async function main(argv: string[], runtime: CliRuntime): Promise<number> {
   let exitCode: number = EXIT_CODES.ok;
-  const program = buildProgram(runtime, async (spec, options, args, command) => {
-    const { runCommand } = await import('./run-command.js');
-    exitCode = await runCommand(spec, runtime, options, args, command.parent ?? command);
-  });
+  const program = buildProgram(
+    runtime,
+    async (spec, options, args, command) => {
+      const { runCommand } = await import('./run-command.js');
+      exitCode = await runCommand(spec, runtime, options, args, command.parent ?? command);
+    },
+    argv,
+  );
   try {
     await program.parseAsync(helpOfUnknownAsUnknown(argv, program), { from: 'user' });
     return exitCode;
@@ -70,7 +74,7 @@ export async function main(argv: string[], runtime: CliRuntime): Promise<number>
       exitCode = error.exitCode === 0 ? EXIT_CODES.ok : EXIT_CODES.usage;
       // Scripts parsing stdout get one JSON document on a usage error too (commander printed the line).
       if (exitCode !== EXIT_CODES.ok && argv.includes('--json')) {
-        runtime.stdout.write(errorDocument(withoutPrefix(error.message), 'see bds --help', exitCode));
+        runtime.stdout.write(errorDocument(withoutPrefix(error.message), usageHint(withoutPrefix(error.message), program, argv), exitCode));
       }
       return exitCode;
     }
@@ -90,6 +94,24 @@ function helpOfUnknownAsUnknown(argv: string[], program: Command): string[] {
   return program.commands.some((command) => command.name() === name) ? argv : [name, ...rest];
 }
 
+/**
+ * The hint under a usage error. An option of the commands given before the command (`bds --json whoami`) is
+ * unknown to bds itself: the hint shows the same line with the options after the command.
+ */
+function usageHint(message: string, program: Command, argv: readonly string[]): string {
+  const option = /^unknown option '([^'=]+)/.exec(message)?.[1];
+  // Every command takes the common options (--json, --quiet, --base-url, ...); the first command has them all.
+  if (option === undefined || !program.commands[0]?.options.some((known) => known.long === option || known.short === option)) {
+    return 'see bds --help';
+  }
+  const at = argv.findIndex((arg) => program.commands.some((command) => command.name() === arg));
+  const before = argv.slice(0, Math.max(at, 0));
+  if (at < 0 || !before.some((arg) => arg === option || arg.startsWith(`${option}=`))) {
+    return `options follow the command: bds <command> ${option}; see bds --help`;
+  }
+  return `options follow the command: bds ${[...argv.slice(at), ...before].join(' ')}`;
+}
+
 /** commander's messages start with "error: "; bds's start with "bds: ". */
 function withoutPrefix(message: string): string {
   return message.replace(/^error: /, '');
@@ -97,7 +119,8 @@ function withoutPrefix(message: string): string {
 
 type Runner = (spec: CommandSpec, options: CommonOptions, args: Array<string | string[]>, command: Command) => Promise<void>;
 
-export function buildProgram(runtime: CliRuntime, runner: Runner): Command {
+/** `argv`: the user's arguments, for the hint of a usage error. */
+export function buildProgram(runtime: CliRuntime, runner: Runner, argv: readonly string[] = []): Command {
   const program = new Command('bds')
     .description('Deliver scrubbed datasets to the Batch Delivery Service.')
     .version(packageVersion(), '-V, --version', 'print the version')
@@ -111,7 +134,7 @@ export function buildProgram(runtime: CliRuntime, runner: Runner): Command {
       // commander's "error: ..." becomes bds's one-line form, with a pointer to help.
       outputError: (text, write) => {
         const message = withoutPrefix(text).trimEnd();
-        write(`bds: ${message}\nhint: see bds --help\n`);
+        write(`bds: ${message}\nhint: ${usageHint(message, program, argv)}\n`);
         if (inGithubActions(runtime.env)) write(githubAnnotation(message));
       },
     });
