@@ -39,7 +39,7 @@ const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
  * fails the build.
  */
 const EMPTY_IMPORT_META_ALLOWED = {
-  'version.js': 'reads package.json only when __BDS_VERSION__ is not defined',
+  'version.js': 'reads package.json and looks for examples/ only when __BDS_VERSION__ is not defined',
   'pool.js': 'finds worker.js beside itself only when globalThis.__bdsWorkerSource (the banner below) is not set',
 };
 

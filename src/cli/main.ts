@@ -48,8 +48,10 @@ Exit codes:
   1  internal error (a bug)
   2  usage error or invalid input; nothing was created
   3  authentication: no key, a malformed key, or 401/403 from the API
-  4  the API or the storage host refused the request, or answered with a redirect
-  5  network or server failure after retries, or a response that makes no sense
+  4  the API or the storage host refused the request, or answered with a redirect;
+     or the month is already delivered from another file (--force delivers it again)
+  5  network or server failure after retries, or a response that makes no sense;
+     or the delivery record could not be saved once the batch existed
   6  another bds process is delivering the same source, period and product
   130/143  interrupted by SIGINT/SIGTERM; a delivery run again resumes
   129      interrupted by SIGHUP (a closed terminal or ssh session); likewise
