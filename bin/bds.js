@@ -14,10 +14,11 @@ if (nodeTooOld(process.versions.node)) {
 }
 
 async function start() {
-  const [{ main }, { InterruptedError }, { processRuntime }] = await Promise.all([
+  const [{ main }, { InterruptedError }, { processRuntime }, { releaseHeldLocks }] = await Promise.all([
     import('../dist/cli/main.js'),
     import('../dist/core/errors.js'),
     import('../dist/process-runtime.js'),
+    import('../dist/core/delivery/held-locks.js'),
   ]);
 
   // undici parses HTTP with a WebAssembly module; V8's optimising tier-up of that module costs about 35 MB of
@@ -40,8 +41,12 @@ async function start() {
   const exitOnSecond = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 };
   for (const signal of Object.keys(exitOnSecond)) {
     process.on(signal, () => {
-      // A second signal means "now": no more clean-up.
-      if (controller.signal.aborted) process.exit(exitOnSecond[signal]);
+      // A second signal means "now": no more clean-up but the locks, which would stop the next run.
+      if (controller.signal.aborted) {
+        releaseHeldLocks();
+        process.stderr.write(`bds: interrupted again by ${signal}: stopped at once\n`);
+        process.exit(exitOnSecond[signal]);
+      }
       controller.abort(new InterruptedError(signal));
     });
   }

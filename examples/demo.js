@@ -10,13 +10,18 @@ import { fileURLToPath } from 'node:url';
 import { startSandbox } from '../dist/sandbox/emulator.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const state = mkdtempSync(path.join(os.tmpdir(), 'bds-demo-'));
+// A home of its own, removed at the end: the demo's delivery records, remembered passes and config folder
+// never mix with the user's own (~/.local/state/bds, ~/.cache/bds, ~/.config/bds).
+const home = mkdtempSync(path.join(os.tmpdir(), 'bds-demo-'));
 const sandbox = await startSandbox();
 const env = {
   ...process.env,
   BDS_BASE_URL: sandbox.baseUrl,
   BDS_API_KEY: sandbox.keys.test,
-  XDG_STATE_HOME: state,
+  HOME: home,
+  XDG_STATE_HOME: path.join(home, '.local', 'state'),
+  XDG_CACHE_HOME: path.join(home, '.cache'),
+  XDG_CONFIG_HOME: path.join(home, '.config'),
 };
 for (const name of ['BDS_API_KEY_FILE', 'BDS_SOURCE_ID', 'BDS_PROFILE', 'BDS_CONFIG']) delete env[name];
 
@@ -59,6 +64,6 @@ try {
   failed = true;
 } finally {
   await sandbox.close();
-  rmSync(state, { recursive: true, force: true });
+  rmSync(home, { recursive: true, force: true });
 }
 process.exitCode = failed ? 1 : 0;

@@ -54,7 +54,7 @@ const ARM64_SYSROOT = '/usr/aarch64-linux-gnu';
  * fails the build.
  */
 const EMPTY_IMPORT_META_ALLOWED = {
-  'version.js': 'reads package.json and the package folder only when __BDS_VERSION__ is not defined and not in a SEA',
+  'version.js': 'reads package.json, the package folder and examples/ only when __BDS_VERSION__ is not defined and not in a SEA',
   'pool.js': 'finds worker.js beside itself only when globalThis.__bdsWorkerSource (the banner below) is not set',
 };
 

@@ -634,6 +634,32 @@ describe('Ctrl-C stops every month', () => {
   });
 });
 
+describe('data file names', () => {
+  it('one form everywhere, from the working folder: line errors, gzip errors, --json and ::error:: annotations', async () => {
+    const box = await sandbox();
+    const folders = [
+      ...months(['2024-01'], { lines: ['{"a":1}', 'oops'] }),
+      ...months(['2024-02'], { dataBytes: gzipSync('{"a":1}\n').subarray(0, 12) }),
+    ];
+    // Both in one working folder, as `cd /srv/scrub && bds deliver out/*` has them: the same file name in each.
+    const cwd = path.dirname(folders[0]!.dir);
+    renameSync(folders[1]!.dir, path.join(cwd, 'records-2024-02'));
+    const names = ['records-2024-01/records.jsonl.gz', 'records-2024-02/records.jsonl.gz'];
+    const expected = [`${names[0]} line 2 is not a JSON object`, `${names[1]}: the gzip data ends early (the file is truncated)`];
+    const args = ['deliver', 'records-2024-01', 'records-2024-02', '--source', newSource(box), '--jobs', '1'];
+    const res = await run(args, { env: { ...sandboxEnv(box), GITHUB_ACTIONS: 'true' }, cwd });
+    expect(res.code).toBe(2);
+    for (const message of expected) {
+      expect(res.stderr).toMatch(new RegExp(`^bds: 2024-0\\d records: ${message.replace(/[.()]/g, '\\$&')}$`, 'm'));
+      expect(res.stderr).toMatch(new RegExp(`^::error title=bds::2024-0\\d records: ${message.replace(/[.()]/g, '\\$&')}$`, 'm'));
+    }
+    const json = await run([...args, '--json'], { env: sandboxEnv(box), cwd });
+    expect(json.json().deliveries.map((d: { error: { message: string } }) => d.error.message)).toEqual(expected);
+    const checked = await run(['check', 'records-2024-01', 'records-2024-02', '--json'], { cwd });
+    expect(checked.json().checks.map((c: { error: { message: string } }) => c.error.message)).toEqual(expected);
+  });
+});
+
 describe('what a person sees', () => {
   it('without a terminal: timestamped lines, each naming its period and product', async () => {
     const box = await sandbox();
@@ -715,6 +741,30 @@ describe('what a person sees', () => {
     const drawn = res.stderr.split('\u001b[2K').slice(1).map((part) => part.split('\n')[0]!);
     expect(drawn.length).toBeGreaterThan(2);
     for (const line of drawn) expect([...line].length).toBeLessThanOrEqual(29);
+  });
+
+  it('a terminal shorter than the block: each frame fits its rows (the first months, a count of the rest, the overall line)', async () => {
+    const box = await sandbox();
+    box.faults.add({ route: 'upload', delayMs: 200, times: 12 });
+    const folders = months(Array.from({ length: 12 }, (_, i) => `2023-${String(i + 1).padStart(2, '0')}`));
+    const writes: string[] = [];
+    const res = await run(['deliver', ...folders.map((f) => f.dir), '--source', newSource(box), '--jobs', '8'], {
+      env: sandboxEnv(box),
+      tty: true,
+      columns: 30,
+      rows: 6,
+      onStderrWrite: (chunk) => writes.push(chunk),
+    });
+    expect(res.code).toBe(0);
+    // A frame: the cursor back up over the last one, then its lines; at most rows - 1 = 5 of them, or the
+    // terminal scrolls and the cursor cannot go back over what left the screen.
+    const frames = writes.filter((chunk) => chunk.includes('\u001b[2K'));
+    expect(frames.length).toBeGreaterThan(5);
+    for (const frame of frames) {
+      expect(frame.split('\u001b[2K').length - 1).toBeLessThanOrEqual(5);
+      for (const [, up] of frame.matchAll(/\u001b\[(\d+)A/g)) expect(Number(up)).toBeLessThanOrEqual(5);
+    }
+    expect(res.stderr).toMatch(/\u001b\[2K… and \d+ more\n\u001b\[2K\d+ of 12 done/);
   });
 
   it('TERM=dumb: plain timestamped lines, no cursor movement', async () => {

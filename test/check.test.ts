@@ -164,7 +164,10 @@ describe('bds check gives the verdict of deliver', () => {
       const { dir, dataFile } = makeFolder({ lines, plain });
       const res = await check([dir, '--period', '2024-05']);
       expect(res.code).toBe(2);
-      expect(errorLines(res)[0]).toBe(`bds: ${path.basename(dataFile)} line 4 is not valid JSON`);
+      expect(errorLines(res)[0]).toBe(`bds: ${dataFile} line 4 is not valid JSON`);
+      // Inside the working folder: named from it.
+      const near = await check([path.basename(dir), '--period', '2024-05'], { cwd: path.dirname(dir) });
+      expect(errorLines(near)[0]).toBe(`bds: ${path.join(path.basename(dir), path.basename(dataFile))} line 4 is not valid JSON`);
     }
   });
 
@@ -533,9 +536,9 @@ describe('bds check with several folders', () => {
     const other = namedFolder('episodes-2024-05', { product: 'episodes' });
     const res = await check([good, bad.dir, other]);
     expect(res.code).toBe(2);
-    expect(errorLines(res)).toEqual([`bds: records.jsonl.gz line 2 is not a JSON object`, 'hint: every non-empty line of the data file must be one JSON object']);
+    expect(errorLines(res)).toEqual([`bds: ${bad.dir}/records.jsonl.gz line 2 is not a JSON object`, 'hint: every non-empty line of the data file must be one JSON object']);
     expect(res.stdout).toContain(`✔ ${good} is ready to deliver`);
-    expect(res.stdout).toContain(`✖ ${bad.dir}: records.jsonl.gz line 2 is not a JSON object`);
+    expect(res.stdout).toContain(`✖ ${bad.dir}: ${bad.dir}/records.jsonl.gz line 2 is not a JSON object`);
     expect(res.stdout).toContain(`✔ ${other} is ready to deliver`);
     expect(res.stdout.trimEnd().split('\n').at(-1)).toBe('2 of 3 folders are ready to deliver.');
 
@@ -548,7 +551,7 @@ describe('bds check with several folders', () => {
       [true, other],
     ]);
     expect(checks[1].error).toEqual({
-      message: `records.jsonl.gz line 2 is not a JSON object`,
+      message: `${bad.dir}/records.jsonl.gz line 2 is not a JSON object`,
       hint: 'every non-empty line of the data file must be one JSON object',
       exit_code: 2,
     });
@@ -579,6 +582,59 @@ describe('bds check with several folders', () => {
     const res = await check([namedFolder('2024-04'), namedFolder('2024-05'), '--json']);
     expect(res.code, res.stderr).toBe(0);
     expect(res.json().checks.map((c: { period: string }) => c.period)).toEqual(['2024-04', '2024-05']);
+  });
+});
+
+describe('text from the folder in the preview', () => {
+  /** Sets the window title, clears the screen, rings the bell, colours: what a hostile or broken file might hold. */
+  const ESCAPES = '\u001b]0;owned\u0007\u001b[2J\u0007\u001b[31m\u009b1m';
+  const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+
+  it('is printed without control characters and on one line, as text from a server is', async () => {
+    const schema = {
+      format: 'jsonl',
+      objects: {
+        [`orders${ESCAPES}`]: [
+          { name: `order_id${ESCAPES}\nsplit`, role: `identifier${ESCAPES}`, kind: 'string', transform: `keyed\r\nhash${ESCAPES}` },
+        ],
+      },
+    };
+    const report = { tool: `scrubkit${ESCAPES}\n3.4.1`, files: [], totals: { [`rows${ESCAPES}_out`]: `3${ESCAPES}\n4`, long: 'z'.repeat(5_000) } };
+    const res = await check([makeFolder({ schema, report }).dir, '--period', '2024-05']);
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stdout).not.toMatch(CONTROL);
+    expect(res.stdout).toContain('Report:    scrubkit 3.4.1, 0 files');
+    expect(res.stdout).toContain('Totals:    rows_out  3 4');
+    expect(res.stdout).toMatch(/^ {11}long {6}z+…$/m);
+    expect(res.stdout).toContain('  orders  order_id split  identifier  string  keyed hash');
+    expect(res.stdout.length).toBeLessThan(3_000);
+    // The JSON keeps the files' values as they are (JSON escapes control characters).
+    const json = (await check([makeFolder({ schema, report }).dir, '--period', '2024-05', '--json'])).json();
+    expect(json.report.tool).toBe(report.tool);
+  });
+
+  it('aligns the columns by the width they take on screen: CJK and emoji take two', async () => {
+    const schema = {
+      format: 'jsonl',
+      objects: {
+        注文: [
+          { name: '注文番号', role: 'identifier', kind: 'string', transform: 'keyed hash' },
+          { name: '📦 box', role: 'measure', kind: 'number' },
+          { name: 'amount', role: '金額', kind: 'number' },
+        ],
+      },
+    };
+    const report = { ...REPORT, totals: { 件数: 3, rows_out: 3 } };
+    const res = await check([makeFolder({ schema, report }).dir, '--period', '2024-05']);
+    expect(res.code, res.stderr).toBe(0);
+    const table = res.stdout.split('\n').slice(-5, -1);
+    expect(table).toEqual([
+      '  OBJECT  NAME      ROLE        KIND    TRANSFORM',
+      '  注文    注文番号  identifier  string  keyed hash',
+      '          📦 box    measure     number',
+      '          amount    金額        number',
+    ]);
+    expect(res.stdout).toContain(['Totals:    件数      3', '           rows_out  3'].join('\n'));
   });
 });
 

@@ -51,7 +51,7 @@ describe('the data pass over a large file (worker threads)', () => {
     const bad = makeFolder({ lines: hexLines(90_000, { at: 81_234, line: '{"id": 81234, "token": "cut short' }) });
     const refused = await deliverTo(await sandbox(), bad);
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toContain(`bds: ${path.basename(bad.dataFile)} line 81234 is not valid JSON`);
+    expect(refused.stderr).toContain(`bds: ${bad.dataFile} line 81234 is not valid JSON`);
   });
 
   it('gzips a plain .jsonl of more than 4 MiB on every core into one valid gzip member; deliver after check makes the same bytes', async () => {
@@ -165,7 +165,7 @@ describe('the data pass', () => {
     writeFileSync(notAFolder, '');
     const res = await deliverTo(box, folder, { env: { TMPDIR: path.join(notAFolder, 'tmp') } });
     expect(res.code).toBe(2);
-    expect(res.stderr).toMatch(new RegExp(`^bds: cannot write the gzipped copy of ${path.basename(folder.dataFile)} in the temp folder ${notAFolder}/tmp \\(ENOTDIR\\)$`, 'm'));
+    expect(res.stderr).toMatch(new RegExp(`^bds: cannot write the gzipped copy of ${folder.dataFile} in the temp folder ${notAFolder}/tmp \\(ENOTDIR\\)$`, 'm'));
     expect(res.stderr).toMatch(/^hint: .*TMPDIR/m);
     expect(res.stderr).not.toContain('bug in bds');
     expect(count(box, 'create')).toBe(0);
@@ -193,6 +193,29 @@ describe('the data pass', () => {
     const checked = await deliverTo(await sandbox(), plain, { args: ['--dry-run', '--json'] });
     expect(checked.code).toBe(0);
     expect(checked.json().record_count).toBe(2);
+  });
+
+  it('zero bytes after the gzip data are padding, as gzip -t takes them: accepted, and the file is sent as it is', async () => {
+    const box = await sandbox();
+    const padded = makeFolder({ dataBytes: Buffer.concat([gzipSync('{"a":1}\n{"a":2}\n'), Buffer.alloc(4096)]) });
+    const res = await deliverTo(box, padded, { args: ['--json'] });
+    expect(res.stderr).not.toContain('bds:');
+    expect(res.code).toBe(0);
+    expect(res.json()).toMatchObject({ record_count: 2, bytes: padded.uploaded.length, sha256: padded.sha256 });
+    expectOneReceived(box, padded);
+  });
+
+  it.each([
+    ['right after zeros', Buffer.concat([Buffer.alloc(2), Buffer.from('tail')])],
+    // zlib drops the rest of a chunk that starts with a zero; here the bytes are megabytes after the gzip data.
+    ['megabytes of zeros later', Buffer.concat([Buffer.alloc(3 * 1024 * 1024), Buffer.from('x')])],
+  ])('anything but zeros after the gzip data is refused, %s', async (_, tail) => {
+    const box = await sandbox();
+    const folder = makeFolder({ dataBytes: Buffer.concat([gzipSync('{"a":1}\n'), tail]) });
+    const res = await deliverTo(box, folder);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain(`bds: ${folder.dataFile}: there is data after the end of the gzip data (trailing garbage)`);
+    expect(count(box, 'create')).toBe(0);
   });
 
   it('data after the end of the gzip data is named as such; an empty .gz is empty, not truncated', async () => {

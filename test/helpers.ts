@@ -66,13 +66,16 @@ export class CapturedStream implements OutputStream {
   text = '';
   isTTY: boolean;
   columns: number;
+  rows: number | undefined;
   constructor(
     tty = false,
     columns = 100,
     private readonly onWrite?: (chunk: string) => void,
+    rows?: number,
   ) {
     this.isTTY = tty;
     this.columns = tty ? columns : 0;
+    this.rows = tty ? rows : undefined;
   }
   write(chunk: string): boolean {
     this.text += chunk;
@@ -88,6 +91,8 @@ export interface RunOptions {
   tty?: boolean;
   /** The terminal's width, with tty. */
   columns?: number;
+  /** The terminal's height, with tty (none by default, as a stream that does not know it). */
+  rows?: number;
   /** Sees each write to stderr as it is made. */
   onStderrWrite?: (chunk: string) => void;
   stdoutTty?: boolean;
@@ -120,7 +125,7 @@ export interface RunResult {
 export async function run(argv: string[], options: RunOptions = {}): Promise<RunResult> {
   const home = options.home ?? tempDir('bds-home-');
   const stdout = new CapturedStream(options.stdoutTty ?? options.tty ?? false);
-  const stderr = new CapturedStream(options.tty ?? false, options.columns, options.onStderrWrite);
+  const stderr = new CapturedStream(options.tty ?? false, options.columns, options.onStderrWrite, options.rows);
   const ctx: CliRuntime = {
     // The user config folder as a real process would have it: test/setup.ts's private one.
     env: { HOME: home, XDG_STATE_HOME: path.join(home, '.local', 'state'), XDG_CONFIG_HOME: process.env.XDG_CONFIG_HOME, ...options.env },

@@ -159,6 +159,34 @@ describe('7. real signals on bin/bds.js (needs npm run build)', () => {
     expectOnlyBatchReceived(box, folder);
   });
 
+  it('a second signal exits at once and still leaves no lock file; the re-run resumes', async () => {
+    const box = await sandbox();
+    newSource(box);
+    const folder = makeFolder();
+    const home = tempDir();
+    box.faults.add({ route: 'upload', hang: true });
+    // As `timeout -s INT` (the child and its group) or Ctrl-C pressed twice: a second signal before the first stop
+    // is over. Two SIGINTs sent at once may merge into one; a SIGINT and a SIGTERM never do. Either may be handled
+    // first: the line and the exit code are the second one's.
+    const first = await spawnDeliver(box, folder, home, (child) => {
+      void until(() => count(box, 'upload') >= 1, 'the upload').then(() => {
+        child.kill('SIGINT');
+        child.kill('SIGTERM');
+      });
+    });
+    const second = /^bds: interrupted again by (SIGINT|SIGTERM): stopped at once$/m.exec(first.stderr)?.[1];
+    expect(second, first.stderr).toBeDefined();
+    expect(first.code).toBe(second === 'SIGINT' ? 130 : 143);
+    const dir = path.join(home, '.local', 'state', 'bds', 'deliveries');
+    expect(readdirSync(dir).filter((name) => name.endsWith('.lock'))).toEqual([]);
+
+    const again = await spawnDeliver(box, folder, home);
+    expect(again.stderr).not.toContain('bds:');
+    expect(again.code).toBe(0);
+    expect(count(box, 'create')).toBe(1);
+    expectOnlyBatchReceived(box, folder);
+  });
+
   it('SIGKILL during the upload, then a re-run: the stale lock is taken over and the batch finished', async () => {
     const box = await sandbox();
     newSource(box);

@@ -4,9 +4,11 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
+  ApiError,
   AuthError,
   BdsError,
   EXIT_CODES,
+  NetworkError,
   UsageError,
   check,
   checkMany,
@@ -88,9 +90,16 @@ describe('the library', () => {
     const source = newSource(box);
     const error = await whoami({ env: { ...envFor(box, source), BDS_API_KEY: box.keys.revoked } }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AuthError);
-    const auth = error as AuthError & { request?: unknown };
+    const auth = error as AuthError;
     expect(auth.exitCode).toBe(3);
     expect(auth.hint).toMatch(/key/);
+    // A pipeline tells a 401 from a missing key by it.
+    const me = { method: 'GET', url: `${box.baseUrl}/api/v1/me`, requestId: expect.stringMatching(/^req_/) };
+    expect(auth.request).toEqual({ ...me, status: 403 });
+    const unknown = await whoami({ env: { ...envFor(box, source), BDS_API_KEY: 'svc_live_unknown_0123456789' } }).catch((e: unknown) => e);
+    expect(unknown).toBeInstanceOf(AuthError);
+    expect((unknown as AuthError).request).toEqual({ ...me, status: 401 });
+    await expect(whoami({ env: { ...envFor(box, source), BDS_API_KEY: '' } })).rejects.toMatchObject({ exitCode: 3, request: undefined });
     const everything = JSON.stringify({ message: auth.message, hint: auth.hint, stack: auth.stack, cause: String(auth.cause) });
     expect(everything).not.toContain(box.keys.revoked);
     expect(everything).not.toContain(box.keys.revoked.slice('svc_live_'.length));
@@ -133,6 +142,41 @@ describe('the library', () => {
       expect(JSON.stringify({ ...(error as object), message: (error as Error).message }), what).not.toContain(box.keys.test);
     }
     expect(box.requests).toEqual([]);
+  });
+
+  it('every error that comes from an HTTP answer carries the request, whatever its class', async () => {
+    const box = await sandbox();
+    const source = newSource(box);
+    const env = envFor(box, source);
+    const me = { method: 'GET', url: `${box.baseUrl}/api/v1/me`, requestId: expect.stringMatching(/^req_/) };
+    const rejection = (call: Promise<unknown>) => call.then(() => undefined, (e: unknown) => e);
+
+    const refused = await rejection(listBatches({ env, sourceId: 'src_missing' }));
+    expect(refused).toBeInstanceOf(ApiError);
+    expect(refused).toMatchObject({ exitCode: 4, request: { method: 'GET', url: `${box.baseUrl}/api/v1/batches?source_id=src_missing`, status: 404 } });
+
+    box.faults.add({ route: 'me', redirect: 'https://elsewhere.example/api/v1/me' });
+    expect(await rejection(whoami({ env }))).toMatchObject({ name: 'ApiError', exitCode: 4, request: { ...me, status: 307 } });
+
+    box.faults.add({ route: 'me', status: 501 });
+    expect(await rejection(whoami({ env }))).toMatchObject({ name: 'NetworkError', exitCode: 5, request: { ...me, status: 501 } });
+
+    // Retried, then given up: the last answer's request.
+    box.faults.add({ route: 'me', status: 503, retryAfter: '0', times: 6 });
+    const gaveUp = await rejection(whoami({ env }));
+    expect(gaveUp).toBeInstanceOf(NetworkError);
+    expect(gaveUp).toMatchObject({ message: expect.stringMatching(/gave up after 6 attempts/), request: { ...me, status: 503 } });
+
+    box.faults.add({ route: 'me', replaceJson: { organization: {} } });
+    expect(await rejection(whoami({ env }))).toMatchObject({ name: 'NetworkError', message: expect.stringMatching(/makes no sense/), request: { ...me, status: 200 } });
+
+    box.faults.add({ route: 'complete', replaceJson: { batch: { id: 'bat_x', status: 'awaiting_upload' } } });
+    const notReceived = await rejection(deliver({ dir: makeFolder().dir, period: '2024-05', env }));
+    expect(notReceived).toMatchObject({
+      name: 'NetworkError',
+      message: expect.stringMatching(/with status awaiting_upload, not received/),
+      request: { method: 'POST', url: expect.stringMatching(/\/api\/v1\/batches\/bat_\w+\/complete$/), status: 200 },
+    });
   });
 
   it('resolves settings from the options and the env object given, never from the process', async () => {

@@ -21,7 +21,7 @@ const STORAGE_TUNNEL = 'storage.bds.test:443';
 const TLS_DIR = path.join(ROOT, 'test', 'fixtures', 'tls');
 const CERT = path.join(TLS_DIR, 'bds-test.crt');
 
-type ProxyMode = 'forward' | 'refuse-407' | 'fail-502';
+type ProxyMode = 'forward' | 'refuse-407' | 'fail-502' | 'drop';
 
 interface TestProxy {
   url: string;
@@ -72,6 +72,10 @@ async function startProxy(mode: ProxyMode, routes: Record<string, number> = {}):
     seen.tunnels.push(req.url ?? '');
     client.on('error', () => client.destroy());
     const port = routes[req.url ?? ''];
+    if (mode === 'drop') {
+      client.destroy();
+      return;
+    }
     if (mode !== 'forward' || port === undefined) {
       const status = mode === 'refuse-407' ? 407 : 502;
       const authenticate = status === 407 ? 'proxy-authenticate: Basic realm="corp"\r\n' : '';
@@ -199,8 +203,8 @@ describe('proxies', () => {
 
     const without = await run(['whoami'], { env: { ...env, HTTP_PROXY: proxy.url } });
     expect(without.code).toBe(5);
-    expect(without.stderr).toContain(`the proxy ${proxy.url}/ answered 407`);
-    expect(without.stderr).toContain('hint: put the proxy user and password in HTTPS_PROXY/HTTP_PROXY');
+    expect(without.stderr).toContain(`the proxy ${proxy.url}/ (HTTP_PROXY) answered 407`);
+    expect(without.stderr).toContain('hint: put the proxy user and password in HTTP_PROXY');
   });
 
   it('a failing proxy (502) is retried, then ends with exit 5 naming the proxy', async () => {
@@ -241,5 +245,58 @@ describe('proxies', () => {
     expect(proxy.tunnels).toEqual([]);
     expect(proxy.forwarded).toEqual([]);
     expect(proxy.authorizations).toEqual([]);
+  });
+  it('a proxy written without a scheme (host:port, as curl takes it) is http://', async () => {
+    const { box, proxy } = await sandboxBehindProxy();
+    const res = await spawnCli(['whoami'], { env: proxiedEnv(box, { https_proxy: proxy.url.replace('http://', '') }) });
+    expect(res.stderr).not.toContain('bds:');
+    expect(res.code).toBe(0);
+    expect(proxy.tunnels).toEqual([API_TUNNEL]);
+  });
+
+  it.each([
+    ['HTTPS_PROXY', 'socks5://proxyuser:s3cr3t-pass@proxy.corp:1080', /socks5:\/\/REDACTED@proxy\.corp:1080 is a socks5 proxy/],
+    ['https_proxy', 'http://proxyuser:s3cr3t-pass@[proxy.corp', /"http:\/\/REDACTED@\[proxy\.corp" is not a URL/],
+    ['HTTP_PROXY', 'http://:3128', /"http:\/\/:3128" is not a URL/],
+  ])('an unusable %s is one line naming it, exit 2, and nothing is sent; a loopback API is not concerned', async (variable, value, why) => {
+    const env = { BDS_BASE_URL: API_URL, BDS_API_KEY: 'svc_test_0123456789', [variable]: value };
+    const res = await run(['whoami'], { env });
+    expect(res.code).toBe(2);
+    expect(res.stderr).toMatch(new RegExp(`^bds: ${variable} is not a proxy bds can use: `));
+    expect(res.stderr).toMatch(why);
+    expect(res.stderr).toMatch(new RegExp(`^hint: .*unset ${variable}$`, 'm'));
+    expect(res.stderr.trimEnd().split('\n')).toHaveLength(2);
+    expect(res.stderr).not.toContain('s3cr3t-pass');
+
+    const box = await sandbox();
+    const direct = await run(['whoami'], { env: sandboxEnv(box, { [variable]: value }) });
+    expect(direct.stderr).not.toContain('bds:');
+    expect(direct.code).toBe(0);
+  });
+
+  it('a proxy that refuses connections is named with its address (not its password), not blamed on the API', async () => {
+    const closed = net.createServer();
+    const port = await listen(closed);
+    await new Promise((resolve) => closed.close(resolve));
+    const res = await run(['whoami'], {
+      env: { BDS_BASE_URL: API_URL, BDS_API_KEY: 'svc_test_0123456789', HTTPS_PROXY: `http://proxyuser:s3cr3t-pass@127.0.0.1:${port}` },
+    });
+    expect(res.code).toBe(5);
+    expect(res.stderr).toMatch(
+      new RegExp(`^bds: GET ${API_URL}/api/v1/me failed: the proxy http://REDACTED@127\\.0\\.0\\.1:${port}/ \\(HTTPS_PROXY\\) failed to open a tunnel: connection refused \\(ECONNREFUSED\\) \\(gave up after 6 attempts`, 'm'),
+    );
+    expect(res.stderr).toMatch(/^hint: is the proxy running, .*check HTTPS_PROXY/m);
+    expect(res.stderr).not.toContain('s3cr3t-pass');
+    expect(res.stderr).not.toContain('the service or the network is failing');
+  });
+
+  it('a proxy that drops the connection on CONNECT is named, and each attempt is one connection (no reconnect loop)', async () => {
+    const proxy = await startProxy('drop');
+    const res = await run(['whoami'], { env: { BDS_BASE_URL: API_URL, BDS_API_KEY: 'svc_test_0123456789', HTTPS_PROXY: proxy.url } });
+    expect(res.code).toBe(5);
+    expect(res.stderr).toMatch(new RegExp(`^bds: GET ${API_URL}/api/v1/me failed: the proxy ${proxy.url}/ \\(HTTPS_PROXY\\) failed to open a tunnel: `, 'm'));
+    expect(res.stderr).toMatch(/^hint: is the proxy running/m);
+    // undici alone connects again at once, for ever, when a proxy closes on CONNECT.
+    expect(proxy.tunnels).toHaveLength(6);
   });
 });

@@ -1,11 +1,11 @@
 // `bds sandbox` as a person runs it: the addresses it advertises, a broken --data-dir, the last port, and
 // Ctrl-C (one JSON document under --json; no "resume" hint where there is nothing to resume).
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InterruptedError } from '../src/core/errors.js';
-import { count, makeFolder, newSource, run, sandbox, sandboxEnv, spawnCli, tempDir, until } from './helpers.js';
+import { count, makeFolder, newSource, ROOT, run, sandbox, sandboxEnv, spawnCli, tempDir, until } from './helpers.js';
 
 /** A signal already aborted as Ctrl-C aborts it: `bds sandbox` prints its banner, then stops at once. */
 function ctrlC(): AbortSignal {
@@ -117,5 +117,42 @@ describe('Ctrl-C outside a delivery', () => {
     expect(res.code).toBe(130);
     expect(res.stderr).toContain('bds: interrupted by SIGINT');
     expect(res.stderr).not.toMatch(/resume/);
+  });
+});
+
+describe("the sandbox's banner", () => {
+  const deliverLines = (stdout: string) => stdout.split('\n').filter((line) => /^ {2}(cd|bds|npx bds) /.test(line));
+
+  it('names the examples by their absolute path, which exists, for `bds` from any folder', async () => {
+    const res = await run(['sandbox', '--port', '0'], { signal: ctrlC() });
+    const folder = path.join(ROOT, 'examples', 'records-2024-05');
+    expect(deliverLines(res.stdout)).toEqual([`  bds deliver ${folder} --period 2024-05`]);
+    expect(existsSync(folder)).toBe(true);
+  });
+
+  it('run with npx in a clone: `npx bds` from the clone, where it works', async () => {
+    const env = { npm_command: 'exec', npm_config_local_prefix: ROOT };
+    const res = await run(['sandbox', '--port', '0'], { signal: ctrlC(), env });
+    expect(deliverLines(res.stdout)).toEqual([`  cd ${ROOT}`, '  npx bds deliver examples/records-2024-05 --period 2024-05']);
+    // npx run elsewhere (npx <package> sandbox): `npx bds` there would be another package; bds and the path.
+    const elsewhere = await run(['sandbox', '--port', '0'], { signal: ctrlC(), env: { ...env, npm_config_local_prefix: tempDir() } });
+    expect(deliverLines(elsewhere.stdout)).toEqual([`  bds deliver ${path.join(ROOT, 'examples', 'records-2024-05')} --period 2024-05`]);
+  });
+
+  it('as a user runs it (the standalone binary too, which holds no examples/: it says where they are)', async () => {
+    let stdout = '';
+    const stopped = await spawnCli(['sandbox', '--port', '0'], {
+      onSpawn: (child) => {
+        child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+        void until(() => stdout.includes('Stop it with Ctrl-C.'), 'the banner').then(() => child.kill('SIGINT'));
+      },
+    });
+    expect(stopped.code).toBe(130);
+    if (process.env.BDS_TEST_BIN) {
+      expect(deliverLines(stdout)).toEqual(['  bds deliver <a folder your scrubber wrote> --period YYYY-MM']);
+      expect(stdout).toContain('examples/ is in the release tarball and the repository');
+    } else {
+      expect(deliverLines(stdout)).toEqual([`  bds deliver ${path.join(ROOT, 'examples', 'records-2024-05')} --period 2024-05`]);
+    }
   });
 });

@@ -5,7 +5,7 @@ import { renameSync } from 'node:fs';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
-import { check, checkMany, deliver } from '../src/index.js';
+import { check, checkMany, deliver, deliverMany, listBatches, whoami } from '../src/index.js';
 import { makeFolder, newSource, ROOT, run, sandbox, sandboxEnv, tempDir } from './helpers.js';
 
 /** A folder named for its month, as several folders need. */
@@ -56,6 +56,27 @@ describe('the CLI prints what the library returns', () => {
     const dry = await run(['deliver', dir, '--period', '2024-05', '--dry-run', '--json'], { env: env(tempDir()) });
     expect(Object.keys(dry.json())).toEqual(Object.keys(dryFromLibrary));
     expect(dry.json().would).toEqual({ action: 'deliver', batch_id: null, status: null, error: null });
+  });
+
+  it('bds whoami, list and deliver a b --json are whoami(), listBatches() and deliverMany({dirs})', async () => {
+    const box = await sandbox();
+    const home = tempDir();
+    const env = { HOME: home, XDG_STATE_HOME: path.join(home, '.local', 'state'), ...sandboxEnv(box, { BDS_SOURCE_ID: newSource(box) }) };
+    const cli = async (argv: string[]) => {
+      const res = await run([...argv, '--json'], { env, home });
+      expect(res.code, res.stderr).toBe(0);
+      return res.json();
+    };
+    expect(await cli(['whoami'])).toEqual(await whoami({ env, cwd: home }));
+
+    const dirs = [monthFolder('2024-04', 3), monthFolder('2024-05', 4)];
+    const fromLibrary = await deliverMany({ dirs, env, cwd: home });
+    expect(fromLibrary.exit_code).toBe(0);
+    // The same folders again: both already delivered, from the same records, so the results are equal.
+    const again = await deliverMany({ dirs, env, cwd: home });
+    expect(await cli(['deliver', ...dirs])).toEqual(again);
+    expect(Object.keys(again.deliveries[0]!)).toEqual(Object.keys(fromLibrary.deliveries[0]!));
+    expect(await cli(['list'])).toEqual(await listBatches({ env, cwd: home }));
   });
 });
 

@@ -61,8 +61,10 @@ Exit codes:
   1  internal error (a bug)
   2  usage error or invalid input; nothing was created
   3  authentication: no key, a malformed key, or 401/403 from the API
-  4  the API or the storage host refused the request, or answered with a redirect
-  5  network or server failure after retries, or a response that makes no sense
+  4  the API or the storage host refused the request, or answered with a redirect;
+     or the month is already delivered from another file (--force delivers it again)
+  5  network or server failure after retries, or a response that makes no sense;
+     or the delivery record could not be saved once the batch existed
   6  another bds process is delivering the same source, period and product
   7  status (or deliver --wait): a month is in a state --fail-on names, or still
      pending when --wait timed out
@@ -77,10 +79,14 @@ export async function main(argv: string[], runtime: CliRuntime): Promise<number>
     return EXIT_CODES.ok;
   }
   let exitCode: number = EXIT_CODES.ok;
-  const program = buildProgram(runtime, async (spec, options, args, command) => {
-    const { runCommand } = await import('./run-command.js');
-    exitCode = await runCommand(spec, runtime, options, args, command.parent ?? command);
-  });
+  const program = buildProgram(
+    runtime,
+    async (spec, options, args, command) => {
+      const { runCommand } = await import('./run-command.js');
+      exitCode = await runCommand(spec, runtime, options, args, command.parent ?? command);
+    },
+    argv,
+  );
   try {
     await program.parseAsync(helpOfUnknownAsUnknown(argv, program), { from: 'user' });
     return exitCode;
@@ -89,7 +95,7 @@ export async function main(argv: string[], runtime: CliRuntime): Promise<number>
       exitCode = error.exitCode === 0 ? EXIT_CODES.ok : EXIT_CODES.usage;
       // Scripts parsing stdout get one JSON document on a usage error too (commander printed the line).
       if (exitCode !== EXIT_CODES.ok && argv.includes('--json')) {
-        runtime.stdout.write(errorDocument(withoutKeys(withoutPrefix(error.message)), 'see bds --help', exitCode));
+        runtime.stdout.write(errorDocument(withoutKeys(withoutPrefix(error.message)), usageHint(withoutPrefix(error.message), program, argv), exitCode));
       }
       return exitCode;
     }
@@ -123,6 +129,24 @@ function helpOfUnknownAsUnknown(argv: string[], program: Command): string[] {
   return program.commands.some((command) => command.name() === name) ? argv : [name, ...rest];
 }
 
+/**
+ * The hint under a usage error. An option of the commands given before the command (`bds --json whoami`) is
+ * unknown to bds itself: the hint shows the same line with the options after the command.
+ */
+function usageHint(message: string, program: Command, argv: readonly string[]): string {
+  const option = /^unknown option '([^'=]+)/.exec(message)?.[1];
+  // Every command takes the common options (--json, --quiet, --base-url, ...); the first command has them all.
+  if (option === undefined || !program.commands[0]?.options.some((known) => known.long === option || known.short === option)) {
+    return 'see bds --help';
+  }
+  const at = argv.findIndex((arg) => program.commands.some((command) => command.name() === arg));
+  const before = argv.slice(0, Math.max(at, 0));
+  if (at < 0 || !before.some((arg) => arg === option || arg.startsWith(`${option}=`))) {
+    return `options follow the command: bds <command> ${option}; see bds --help`;
+  }
+  return `options follow the command: bds ${[...argv.slice(at), ...before].join(' ')}`;
+}
+
 /** commander's messages start with "error: "; bds's start with "bds: ". */
 function withoutPrefix(message: string): string {
   return message.replace(/^error: /, '');
@@ -130,7 +154,8 @@ function withoutPrefix(message: string): string {
 
 type Runner = (spec: CommandSpec, options: CommonOptions, args: Array<string | string[]>, command: Command) => Promise<void>;
 
-export function buildProgram(runtime: CliRuntime, runner: Runner): Command {
+/** `argv`: the user's arguments, for the hint of a usage error. */
+export function buildProgram(runtime: CliRuntime, runner: Runner, argv: readonly string[] = []): Command {
   const program = new Command('bds')
     .description('Deliver scrubbed datasets to the Batch Delivery Service.')
     .version(packageVersion(), '-V, --version', 'print the version (-v adds Node.js and install)')
@@ -144,7 +169,7 @@ export function buildProgram(runtime: CliRuntime, runner: Runner): Command {
       // commander's "error: ..." becomes bds's one-line form, with a pointer to help.
       outputError: (text, write) => {
         const message = withoutKeys(withoutPrefix(text)).trimEnd();
-        write(`bds: ${message}\nhint: see bds --help\n`);
+        write(`bds: ${message}\nhint: ${usageHint(message, program, argv)}\n`);
         if (inGithubActions(runtime.env)) write(githubAnnotation(message));
       },
     });

@@ -16,15 +16,33 @@ export const EXIT_CODES = {
   sigterm: 143,
 } as const;
 
+/** What identifies one HTTP exchange in an error; the URL is already redacted. */
+export interface RequestInfo {
+  method: string;
+  url: string;
+  status?: number;
+  requestId?: string;
+}
+
+export interface BdsErrorOptions {
+  hint?: string | undefined;
+  cause?: unknown;
+  /** The HTTP exchange the failure comes from, whatever the error's class. */
+  request?: RequestInfo | undefined;
+}
+
 export abstract class BdsError extends Error {
   abstract readonly exitCode: number;
   /** A second line that tells the user what to do about it. */
   readonly hint: string | undefined;
+  /** For a failure that comes from an HTTP exchange (an answer, or none): which one; else undefined. */
+  readonly request: RequestInfo | undefined;
 
-  constructor(message: string, options: { hint?: string | undefined; cause?: unknown } = {}) {
+  constructor(message: string, options: BdsErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.hint = options.hint;
+    this.request = options.request;
   }
 }
 
@@ -38,30 +56,20 @@ export class UsageError extends BdsError {
   readonly exitCode = EXIT_CODES.usage;
 }
 
-/** No key, a malformed key, or 401/403 from the API. */
+/** No key, a malformed key (no `request`), or 401/403 from the API (its `request`). */
 export class AuthError extends BdsError {
   readonly exitCode = EXIT_CODES.auth;
-}
-
-/** What identifies one HTTP exchange in an error; the URL is already redacted. */
-export interface RequestInfo {
-  method: string;
-  url: string;
-  status?: number;
-  requestId?: string;
 }
 
 /** The API or the storage host refused the request (4xx), or the API answered with a redirect. */
 export class ApiError extends BdsError {
   readonly exitCode = EXIT_CODES.refused;
-  /** The exchange that was refused; none when bds itself refused on what the API said earlier. */
-  readonly request: RequestInfo | undefined;
   /** `error.code` from the body, when the service sent one. */
   readonly code: string | undefined;
 
+  /** `request`: the exchange that was refused; none when bds itself refused on what the API said earlier. */
   constructor(message: string, request?: RequestInfo, options: { code?: string; hint?: string } = {}) {
-    super(message, options);
-    this.request = request;
+    super(message, { ...options, request });
     this.code = options.code;
   }
 
@@ -73,11 +81,9 @@ export class ApiError extends BdsError {
 /** Network or server failure after retries, or a response that makes no sense. */
 export class NetworkError extends BdsError {
   readonly exitCode = EXIT_CODES.network;
-  readonly request: RequestInfo | undefined;
 
   constructor(message: string, request?: RequestInfo, options: { hint?: string; cause?: unknown } = {}) {
-    super(message, options);
-    this.request = request;
+    super(message, { ...options, request });
   }
 }
 

@@ -1,5 +1,6 @@
-// The package version. Read from package.json on first use, not on import (importing bds reads no file); a
-// bundled build (the single executable) defines __BDS_VERSION__ instead, since it has no package.json beside it.
+// The package version, and its examples/ folder. Read from package.json on first use, not on import (importing
+// bds reads no file); a bundled build (the single executable) defines __BDS_VERSION__ instead, since it has no
+// package.json beside it, and no examples/ either.
 
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -15,6 +16,13 @@ export function packageVersion(): string {
       ? __BDS_VERSION__
       : (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
   return version;
+}
+
+/** The package's examples/ folder, absolute, where there is one: a clone or an npm install, not the single executable. */
+export function examplesFolder(): string | undefined {
+  if (typeof __BDS_VERSION__ === 'string') return undefined;
+  const folder = fileURLToPath(new URL('../../examples', import.meta.url));
+  return existsSync(folder) ? folder : undefined;
 }
 
 /** X-Service-Client: bds-cli/<version> <hostname>. The product name stays `bds-cli` whatever the npm package is called. */

@@ -4,11 +4,13 @@
 import path from 'node:path';
 import type { CheckFailure, CheckManyResult, CheckResult } from '../../core/delivery/check.js';
 import type { DeliveryEvent } from '../../core/delivery/events.js';
+import { cleanText } from '../../core/clean-text.js';
 import { EXIT_CODES } from '../../core/errors.js';
 import { defineCommand } from '../command.js';
 import type { IO } from '../output/io.js';
 import { formatBytes } from '../output/format.js';
 import { renderTable } from '../output/table.js';
+import { displayWidth, padToWidth } from '../output/width.js';
 import { schemaChangeText } from '../output/words.js';
 
 import { folderOf, folderOptions, refuseOneFolderFlags, type FolderFlags } from './folder-options.js';
@@ -28,7 +30,7 @@ export default defineCommand<FolderFlags, Checked>({
       import('../../core/delivery/check.js'),
       import('../output/delivery-view.js'),
     ]);
-    const view = new DeliveryView(io, op.runtime.now);
+    const view = new DeliveryView(io, op.runtime.now, op.runtime.cwd);
     // The preview lists the schema changes with the folder they belong to.
     const checking = op.with({ onEvent: (event: DeliveryEvent) => (event.type === 'notice' && event.code === 'schema_changes' ? undefined : view.onEvent(event)) });
     const result =
@@ -54,25 +56,29 @@ function failureLine(io: IO, dir: string, failure: CheckFailure): string {
   return `${io.out.red('✖')} ${dir}: ${failure.error.message}`;
 }
 
-/** What the portal will show reviewers, and what deliver will send, for a person to read at a glance. */
+/**
+ * What the portal will show reviewers, and what deliver will send, for a person to read at a glance. Every name
+ * and value from the folder (report, schema, file names) is cleaned as text from a server is: a report cannot
+ * set the terminal's title or split a row of the table.
+ */
 function preview(io: IO, dir: string, result: CheckResult): string {
   const warnings = [
-    ...result.warnings,
+    ...result.warnings.map((warning) => cleanText(warning)),
     ...(result.schema_changes
       ? [schemaChangeText({ period: result.schema_changes.since.period, batchId: result.schema_changes.since.batch_id }, result.schema_changes)]
       : []),
   ];
   const plain = !result.data_file.endsWith('.gz');
   return [
-    `${io.out.green('✔')} ${dir} ${result.period ? 'is ready to deliver' : 'is ready to deliver once given --period YYYY-MM'}` +
+    `${io.out.green('✔')} ${cleanText(dir)} ${result.period ? 'is ready to deliver' : 'is ready to deliver once given --period YYYY-MM'}` +
       `${warnings.length ? `, with ${warnings.length} warning${warnings.length > 1 ? 's' : ''}` : ''}`,
     `Product:   ${result.product}`,
     `Period:    ${result.period ?? "not checked (no --period, and none in the folder's name)"}`,
-    `Data file: ${inFolder(result.dir, result.data_file)}`,
+    `Data file: ${cleanText(inFolder(result.dir, result.data_file))}`,
     `Records:   ${result.record_count}`,
     `Bytes:     ${result.bytes} (${formatBytes(result.bytes)}${plain ? ', gzipped by bds for the upload' : ''})`,
     `SHA-256:   ${result.sha256}`,
-    `Report:    ${result.report.tool}, ${result.report.files} file${result.report.files === 1 ? '' : 's'}`,
+    `Report:    ${cleanText(result.report.tool)}, ${result.report.files} file${result.report.files === 1 ? '' : 's'}`,
     ...labelled('Totals:', alignedPairs(Object.entries(result.report.totals)), 'none'),
     ...columnLines(result),
     ...warnings.map((text) => `${io.out.yellow('warning:')} ${text}`),
@@ -83,14 +89,14 @@ function preview(io: IO, dir: string, result: CheckResult): string {
 function columnLines(result: CheckResult): string[] {
   const { columns } = result;
   if (columns.length === 0) return ['Columns:   none (an environment schema lists no columns)'];
-  const roles = Object.entries(result.roles).map(([role, count]) => `${role} ${count}`);
-  const cells = (c: CheckResult['columns'][number]) => [c.name, c.role, c.kind, c.transform ?? ''];
+  const roles = Object.entries(result.roles).map(([role, count]) => `${cleanText(role)} ${count}`);
+  const cells = (c: CheckResult['columns'][number]) => [c.name, c.role, c.kind, c.transform ?? ''].map((cell) => cleanText(cell));
   const table =
     result.product === 'episodes'
       ? renderTable(['NAME', 'ROLE', 'KIND', 'TRANSFORM'], columns.map(cells), true)
       : renderTable(
           ['OBJECT', 'NAME', 'ROLE', 'KIND', 'TRANSFORM'],
-          columns.map((c, i) => [c.object === columns[i - 1]?.object ? '' : c.object, ...cells(c)]),
+          columns.map((c, i) => [c.object === columns[i - 1]?.object ? '' : cleanText(c.object), ...cells(c)]),
           true,
         );
   const objects = new Set(columns.map((c) => c.object)).size;
@@ -112,7 +118,9 @@ function labelled(label: string, lines: string[], empty: string): string[] {
   return lines.length === 0 ? [`${label.padEnd(11)}${empty}`] : lines.map((line, i) => `${i === 0 ? label.padEnd(11) : indent}${line}`);
 }
 
+/** The report's totals, keys aligned; keys and values cleaned. */
 function alignedPairs(pairs: Array<[string, unknown]>): string[] {
-  const width = Math.max(...pairs.map(([key]) => key.length));
-  return pairs.map(([key, value]) => `${key.padEnd(width)}  ${typeof value === 'string' ? value : JSON.stringify(value)}`);
+  const keys = pairs.map(([key]) => cleanText(key));
+  const width = Math.max(...keys.map((key) => displayWidth(key)));
+  return pairs.map(([, value], i) => `${padToWidth(keys[i]!, width)}  ${cleanText(typeof value === 'string' ? value : String(JSON.stringify(value)))}`);
 }

@@ -62,7 +62,7 @@ export default defineCommand<DeliverFlags, Outcome>({
       import('../../core/delivery/deliver.js'),
       import('../output/delivery-view.js'),
     ]);
-    const view = new DeliveryView(io, op.runtime.now);
+    const view = new DeliveryView(io, op.runtime.now, op.runtime.cwd);
     const result = await deliverFolder(
       {
         ...folderOf(String(dir), flags),
@@ -103,7 +103,7 @@ async function deliverSeveral(op: Operation, io: IO, flags: DeliverFlags, dirs: 
     import('../../core/delivery/deliver-many.js'),
     import('../output/backfill-view.js'),
   ]);
-  const view = new BackfillView(io, op.runtime.now);
+  const view = new BackfillView(io, op.runtime.now, op.runtime.cwd);
   try {
     const result = await deliverFolders(
       { dirs, product: flags.product, jobs, dryRun: flags.dryRun, force: flags.force, skipDelivered: flags.skipDelivered, ...reviewChoices(flags) },

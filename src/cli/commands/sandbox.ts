@@ -3,6 +3,8 @@
 import path from 'node:path';
 import { Option } from 'commander';
 import { UsageError } from '../../core/errors.js';
+import type { Env } from '../../core/runtime.js';
+import { examplesFolder } from '../../core/version.js';
 import { defineCommand } from '../command.js';
 import type { CommonOptions } from '../command.js';
 import { parseDuration } from './review-options.js';
@@ -68,9 +70,9 @@ export default defineCommand<SandboxFlags, void>({
             ? `Review: none; a batch stays received until decided with POST ${sandbox.baseUrl}/_sandbox/batches/<id>/review {"status": "accepted"}`
             : `Review: a received batch is in review at once, and ${flags.review === 'accept' ? 'accepted' : 'rejected'} ${flags.reviewAfter} after it was received.`,
           '',
-          'Try it in another terminal (examples/ is in the bds repository and its package):',
+          'Try it in another terminal:',
           `  export BDS_BASE_URL=${sandbox.baseUrl} BDS_API_KEY=${sandbox.keys.test} BDS_SOURCE_ID=${sandbox.sourceId}`,
-          '  bds deliver examples/records-2024-05 --period 2024-05',
+          ...tryDeliver(examplesFolder(), runtime.env),
           '',
           'Stop it with Ctrl-C.',
         ].join('\n'),
@@ -90,3 +92,23 @@ export default defineCommand<SandboxFlags, void>({
     // The banner is printed as soon as the sandbox listens, in run().
   },
 });
+
+/**
+ * The banner's `bds deliver` line, true for the way bds was got: in a clone run with `npx bds` (npx ran in the
+ * folder that holds these examples), `npx bds` from there, which works nowhere else; otherwise (an npm install,
+ * wherever its prefix) `bds` and the examples' absolute path; the single executable holds no examples/, so
+ * where to find some.
+ */
+function tryDeliver(examples: string | undefined, env: Env): string[] {
+  if (!examples) {
+    return [
+      '  bds deliver <a folder your scrubber wrote> --period YYYY-MM',
+      '(this standalone bds holds no example folders: examples/ is in the release tarball and the repository)',
+    ];
+  }
+  const folder = path.join(examples, 'records-2024-05');
+  const npxFrom = env.npm_command === 'exec' ? env.npm_config_local_prefix : undefined;
+  const inClone = npxFrom ? path.relative(npxFrom, folder) : '..';
+  if (!npxFrom || inClone.startsWith('..') || path.isAbsolute(inClone)) return [`  bds deliver ${folder} --period 2024-05`];
+  return [`  cd ${npxFrom}`, `  npx bds deliver ${inClone} --period 2024-05`];
+}

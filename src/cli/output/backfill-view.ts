@@ -42,6 +42,8 @@ export class BackfillView {
   constructor(
     private readonly io: IO,
     private readonly now: () => Date,
+    /** The working folder, which file names are given from. */
+    private readonly cwd: string,
   ) {
     this.started = now().getTime();
   }
@@ -106,7 +108,7 @@ export class BackfillView {
   private step(month: Month, event: StepEvent): void {
     month.state = 'running';
     month.transfer = undefined;
-    const text = stepText(event);
+    const text = stepText(event, this.cwd);
     switch (event.step) {
       case 'checked':
         month.readFraction = 1;

@@ -14,6 +14,8 @@ export class DeliveryView {
   constructor(
     private readonly io: IO,
     private readonly now: () => Date,
+    /** The working folder, which file names are given from. */
+    private readonly cwd: string,
   ) {}
 
   readonly onEvent = (event: DeliveryEvent): void => {
@@ -39,22 +41,22 @@ export class DeliveryView {
     }
     switch (event.step) {
       case 'checked':
-        return io.done(stepText(event));
+        return io.done(stepText(event, this.cwd));
       case 'done':
         return io.done();
       case 'uploading':
         this.uploadStarted = this.now().getTime();
         this.uploadBytes = event.bytes;
-        return io.step(stepText(event));
+        return io.step(stepText(event, this.cwd));
       case 'completing':
         this.closeUpload();
-        return io.step(stepText(event));
+        return io.step(stepText(event, this.cwd));
       case 'creating':
         // An upload refused by the storage host is not finished: a fresh batch is being created for it.
         this.uploadStarted = undefined;
-        return io.step(stepText(event));
+        return io.step(stepText(event, this.cwd));
       case 'checking':
-        return io.step(stepText(event));
+        return io.step(stepText(event, this.cwd));
     }
   };
 

@@ -1,18 +1,16 @@
-// Rows of cells: aligned columns with a header on a terminal, tab-separated without one in a pipe.
+// Rows of cells: aligned columns with a header on a terminal, tab-separated without one in a pipe. Columns are
+// aligned by the width a cell takes on screen (wide characters, emoji), not by its length.
 
-/** Visible width, ignoring ANSI colour codes. */
-function width(text: string): number {
-  return text.replace(/\u001b\[[0-9;]*m/g, '').length;
-}
+import { displayWidth, padToWidth } from './width.js';
 
 export function renderTable(header: string[], rows: string[][], terminal: boolean): string {
   if (!terminal) return rows.map((row) => row.join('\t')).join('\n');
   const all = [header, ...rows];
-  const widths = header.map((_, column) => Math.max(...all.map((row) => width(row[column] ?? ''))));
+  const widths = header.map((_, column) => Math.max(...all.map((row) => displayWidth(row[column] ?? ''))));
   return all
     .map((row) =>
       row
-        .map((cell, column) => (column === row.length - 1 ? cell : cell + ' '.repeat(widths[column]! - width(cell))))
+        .map((cell, column) => (column === row.length - 1 ? cell : padToWidth(cell, widths[column]!)))
         .join('  ')
         .trimEnd(),
     )

@@ -2,21 +2,23 @@
 // are warnings (shown even with --quiet). The core speaks in data; this is the one place that turns it into
 // English.
 
+import { cleanText } from '../../core/clean-text.js';
 import type { ColumnDiff, ColumnEntry } from '../../core/preflight/columns.js';
+import { pathForPeople } from '../../core/preflight/folder.js';
 import type { EventListener, Notice, StepEvent } from '../../core/delivery/events.js';
 import type { BatchRef } from '../../core/api/types.js';
 import { formatBytes, formatDuration } from './format.js';
 import type { IO } from './io.js';
 
-/** The line that opens a step. */
-export function stepText(event: StepEvent): string {
+/** The line that opens a step; `cwd`: the working folder, which the data file is named from. */
+export function stepText(event: StepEvent, cwd: string): string {
   switch (event.step) {
     case 'checking':
       return event.subject === 'file'
         ? `checking ${event.dir}`
         : `checking ${event.sourceId} for an earlier ${event.product} batch of ${event.period}`;
     case 'checked':
-      return `checked ${event.dataFile}: ${event.recordCount} records, ${formatBytes(event.bytes)}, sha256 ${event.sha256}${event.fromCache ? ' (remembered from an earlier pass)' : ''}`;
+      return `checked ${cleanText(pathForPeople(event.dataFile, cwd))}: ${event.recordCount} records, ${formatBytes(event.bytes)}, sha256 ${event.sha256}${event.fromCache ? ' (remembered from an earlier pass)' : ''}`;
     case 'creating':
       return `creating the ${event.product} batch for ${event.period}`;
     case 'uploading':
@@ -104,11 +106,14 @@ function noticeText(notice: Notice): { warning: boolean; text: string } {
 
 /** The schema-change warning: several lines, one per column. */
 export function schemaChangeText(since: { period: string; batchId: string | null }, changes: ColumnDiff): string {
-  const column = (c: Pick<ColumnEntry, 'object' | 'name'>) => `${c.object}.${c.name}`;
-  const shown = (value: string | null) => (value === null ? '(none)' : `"${value}"`);
+  // Names and values come from schema files: cleaned, as text from a server is.
+  const column = (c: Pick<ColumnEntry, 'object' | 'name'>) => cleanText(`${c.object}.${c.name}`);
+  const shown = (value: string | null) => (value === null ? '(none)' : `"${cleanText(value)}"`);
   return [
     `the schema differs from the one delivered for ${since.period}${since.batchId ? ` (${since.batchId})` : ''}:`,
-    ...changes.added.map((c) => `  added    ${column(c)} (role ${c.role}, kind ${c.kind}${c.transform ? `, transform "${c.transform}"` : ''})`),
+    ...changes.added.map(
+      (c) => `  added    ${column(c)} (role ${cleanText(c.role)}, kind ${cleanText(c.kind)}${c.transform ? `, transform ${shown(c.transform)}` : ''})`,
+    ),
     ...changes.removed.map((c) => `  removed  ${column(c)}`),
     ...changes.changed.map((c) => `  changed  ${column(c)}: ${c.field} ${shown(c.from)} → ${shown(c.to)}`),
   ].join('\n');

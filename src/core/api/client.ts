@@ -1,8 +1,8 @@
 // Typed endpoints of the Batch Delivery Service. Each checks that the answer has the fields bds relies on,
 // so a response that makes no sense becomes a clear NetworkError (exit 5) instead of a crash.
 
-import { NetworkError } from '../errors.js';
-import { serverText } from './redact.js';
+import { NetworkError, type RequestInfo } from '../errors.js';
+import { cleanText } from '../clean-text.js';
 import { travelsSafely } from './url-rules.js';
 import type { HttpClient, JsonResponse, UploadBody } from './http.js';
 import {
@@ -40,8 +40,8 @@ export class ApiClient {
     // Shown to a person: safe for a terminal from here on.
     const me = {
       ...res.body,
-      organization: { ...organization, name: serverText(organization.name) },
-      key: { ...key, id: serverText(key.id), mode: serverText(key.mode) as KeyMode },
+      organization: { ...organization, name: cleanText(organization.name) },
+      key: { ...key, id: cleanText(key.id), mode: cleanText(key.mode) as KeyMode },
     };
     return { me, serverDate: res.date };
   }
@@ -56,7 +56,7 @@ export class ApiClient {
     if (typeof (source as Source).id !== 'string') throw nonsense(res, 'POST /sources', 'source.id');
     const { name } = source as Source;
     // Shown to a person: safe for a terminal from here on.
-    return typeof name === 'string' ? { ...(source as Source), name: serverText(name) } : (source as Source);
+    return typeof name === 'string' ? { ...(source as Source), name: cleanText(name) } : (source as Source);
   }
 
   async createBatch(req: CreateBatchRequest, idempotencyKey: string, signal?: AbortSignal): Promise<CreateBatchResponse> {
@@ -82,14 +82,15 @@ export class ApiClient {
     return this.http.upload(target, file, onSent, signal);
   }
 
-  async completeBatch(id: string, sha256: string, signal?: AbortSignal): Promise<BatchRef> {
+  /** The batch as the answer gives it, and the exchange (for an error about a status that is not delivered). */
+  async completeBatch(id: string, sha256: string, signal?: AbortSignal): Promise<{ batch: BatchRef; request: RequestInfo }> {
     const res = await this.http.json<CompleteBatchResponse>(
       'POST',
       `${API_PREFIX}/batches/${encodeURIComponent(id)}/complete`,
       { body: { sha256 } satisfies CompleteBatchRequest, signal },
     );
     checkBatch(res, res.body.batch, 'POST /complete');
-    return res.body.batch;
+    return { batch: res.body.batch, request: res.request };
   }
 
   /** The source's batches, newest first. */
@@ -147,7 +148,7 @@ function isListEntry(value: unknown): value is BatchListEntry {
 function nonsense(res: JsonResponse<unknown>, what: string, missing: string): NetworkError {
   return new NetworkError(
     `the API's answer to ${what} (${res.status}) makes no sense: it lacks ${missing}${res.requestId ? ` (request id ${res.requestId})` : ''}`,
-    undefined,
+    res.request,
     { hint: 'is the base URL the Batch Delivery Service API?' },
   );
 }

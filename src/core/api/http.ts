@@ -4,7 +4,7 @@
 import type { Readable } from 'node:stream';
 import { request, type Dispatcher } from 'undici';
 import { ApiError, AuthError, BdsError, NetworkError, type RequestInfo } from '../errors.js';
-import { Dispatchers, proxyFailure, type ProxyEnv } from './proxy.js';
+import { Dispatchers, ProxyConnectError, proxyRefusal, type ProxyServer, type ProxyEnv } from './proxy.js';
 import { describeBody, errorCode, errorMessage, redactUrl } from './redact.js';
 import { RETRY_NETWORK_CODES, RETRY_STATUSES, Retryable, retryAfterMs, withRetries, type RetryNotice } from './retry.js';
 import { CLIENT_HEADER, REQUEST_ID_HEADER, type UploadTarget } from './types.js';
@@ -68,6 +68,8 @@ export interface JsonResponse<T> {
   requestId: string | undefined;
   /** The server's clock: its Date header. */
   date: string | undefined;
+  /** The exchange, for an error about this answer. */
+  request: RequestInfo;
 }
 
 export interface JsonRequest {
@@ -119,7 +121,7 @@ export class HttpClient {
       const requestId = header(res.headers, REQUEST_ID_HEADER);
       const answered: RequestInfo = { ...info, status: res.statusCode, ...(requestId ? { requestId } : {}) };
       if (res.statusCode >= 200 && res.statusCode < 300) {
-        return { status: res.statusCode, body: parseJson<T>(text, res.headers, answered), requestId, date: header(res.headers, 'date') };
+        return { status: res.statusCode, body: parseJson<T>(text, res.headers, answered), requestId, date: header(res.headers, 'date'), request: answered };
       }
       throw this.failure(answered, res.headers, text);
     });
@@ -191,6 +193,8 @@ export class HttpClient {
     url: URL,
     init: { method: string; headers: Record<string, string>; body?: string | Readable; signal: AbortSignal },
   ): Promise<Dispatcher.ResponseData> {
+    // Before the request: an unusable proxy variable is the user's to fix (exit 2), not a network failure.
+    const dispatcher = this.dispatchers.for(url);
     const started = this.options.now();
     try {
       const res = await request(url, {
@@ -198,7 +202,7 @@ export class HttpClient {
         headers: init.headers,
         body: init.body ?? null,
         signal: init.signal,
-        dispatcher: this.dispatchers.for(url),
+        dispatcher,
         headersTimeout: this.tuning.headersTimeoutMs,
         bodyTimeout: this.tuning.idleTimeoutMs,
       });
@@ -221,21 +225,30 @@ export class HttpClient {
     }
   }
 
+  /** A request that got no answer, or only part of one: through a proxy, the proxy is named. */
   private transportFailure(info: RequestInfo, error: unknown, signal: AbortSignal): Error {
     if (this.options.signal.aborted) return this.options.signal.reason as Error;
     // A call's own signal (a delivery's abort) carries a BdsError as its reason, returned below.
     const reason = signal.aborted ? signal.reason : error;
     // An error raised by the body stream itself (the file vanished, bds's own checks) is not the network's.
     if (reason instanceof BdsError) return reason;
-    const code = errorCodeOf(reason);
-    const proxy = proxyFailure(reason, this.options.env, info.url);
-    const hint = proxy?.hint ?? (code === undefined ? undefined : TRANSPORT_HINTS[code]);
+    const proxy = this.dispatchers.proxyFor(new URL(info.url));
+    const refusal = proxy && proxyRefusal(reason, proxy);
+    if (refusal) {
+      const failure = new NetworkError(`${info.method} ${info.url} failed: ${refusal.message}`, info, { cause: reason, hint: refusal.hint });
+      return RETRY_STATUSES.has(refusal.status) ? new Retryable(failure) : failure;
+    }
+    // A tunnel that could not be opened failed at the proxy: its own cause says how.
+    const tunnel = reason instanceof ProxyConnectError;
+    const cause = tunnel ? reason.cause : reason;
+    const code = errorCodeOf(cause);
+    const words = describeTransportError(cause);
+    const hint = (code === undefined ? undefined : TRANSPORT_HINTS[code]) ?? (proxy && proxyHint(proxy));
     const failure = new NetworkError(
-      `${info.method} ${info.url} failed: ${proxy?.message ?? describeTransportError(reason)}`,
+      `${info.method} ${info.url} failed: ${proxyWords(proxy, tunnel, words)}`,
       info,
-      { cause: reason, ...(hint ? { hint } : {}) },
+      { cause, ...(hint ? { hint } : {}) },
     );
-    if (proxy) return RETRY_STATUSES.has(proxy.status) ? new Retryable(failure) : failure;
     return code !== undefined && RETRY_NETWORK_CODES.has(code) ? new Retryable(failure) : failure;
   }
 
@@ -255,6 +268,7 @@ export class HttpClient {
     }
     if ((status === 401 || status === 403) && new URL(info.url).origin === this.baseUrl.origin) {
       return new AuthError(line, {
+        request: info,
         hint: 'the API refused the key: check BDS_API_KEY, BDS_API_KEY_FILE or apiKey, and that it is for this base URL',
       });
     }
@@ -348,6 +362,17 @@ const TRANSPORT_HINTS: Record<string, string> = {
   UNABLE_TO_GET_ISSUER_CERT_LOCALLY: UNTRUSTED_CERTIFICATE,
   UNABLE_TO_VERIFY_LEAF_SIGNATURE: UNTRUSTED_CERTIFICATE,
 };
+
+/** A transport failure of a proxied request: at the proxy (no tunnel), or on the way through it. */
+function proxyWords(proxy: ProxyServer | undefined, tunnel: boolean, words: string): string {
+  if (!proxy) return words;
+  const name = `the proxy ${proxy.shown} (${proxy.variable})`;
+  return tunnel ? `${name} failed to open a tunnel: ${words}` : `${words}, through ${name}`;
+}
+
+function proxyHint(proxy: ProxyServer): string {
+  return `is the proxy running, and can it reach the host? check ${proxy.variable}, and NO_PROXY for hosts to reach directly`;
+}
 
 const NODE_CA_ADVICE = /; if the root CA is installed locally, try running Node\.js with --use-system-ca/;
 

@@ -6,7 +6,7 @@
 import { request, type Dispatcher } from 'undici';
 import { UsageError } from '../errors.js';
 import { describeTransportError } from './http.js';
-import { Dispatchers, proxyFailure, type ProxyEnv } from './proxy.js';
+import { Dispatchers, proxyRefusal, type ProxyEnv } from './proxy.js';
 
 export interface PingClientOptions {
   env: ProxyEnv;
@@ -119,9 +119,19 @@ export class PingClient {
     } catch (error) {
       const reason = timeout.aborted
         ? `no answer within ${Math.round(ms / 100) / 10} s`
-        : (proxyFailure(error, this.options.env, url.href)?.message ?? describeTransportError(error));
+        : (this.proxyRefusal(error, url) ?? describeTransportError(error));
       this.options.log?.(`${method} ${shown} → ${reason} (${took()})`);
       return { ok: false, reason: `${method} ${shown} failed: ${reason}`, retry: true };
+    }
+  }
+
+  /** A proxy that refused the tunnel, named without its credentials. */
+  private proxyRefusal(error: unknown, url: URL): string | undefined {
+    try {
+      const proxy = this.dispatchers.proxyFor(url);
+      return proxy && proxyRefusal(error, proxy)?.message;
+    } catch {
+      return undefined;
     }
   }
 }

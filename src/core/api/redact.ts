@@ -1,8 +1,9 @@
 // Keeping secrets and noise out of what bds prints: signed URLs, proxy credentials, bodies that are not the
 // API's JSON (an HTML page from a proxy, an XML error from a storage host) reduced to one line, and server text
-// made safe for a terminal.
+// made safe for a terminal (by clean-text.ts, the one cleaner).
 
 import type { IncomingHttpHeaders } from 'node:http';
+import { cleanText } from '../clean-text.js';
 
 /** Query parameters whose values are credentials (signatures of pre-signed URLs, tokens). */
 const SECRET_PARAM = /sig|signature|token|key|credential|secret|auth|password|policy/i;
@@ -31,10 +32,10 @@ export function errorMessage(text: string, headers: IncomingHttpHeaders): string
     const error = json.error;
     if (error && typeof error === 'object') {
       const message = (error as Record<string, unknown>).message;
-      if (typeof message === 'string' && message) return serverText(message);
+      if (typeof message === 'string' && message) return cleanText(message);
     }
-    if (typeof json.message === 'string' && json.message) return serverText(json.message);
-    if (typeof error === 'string' && error) return serverText(error);
+    if (typeof json.message === 'string' && json.message) return cleanText(json.message);
+    if (typeof error === 'string' && error) return cleanText(error);
   }
   return text.trim() ? describeBody(text, headers) : undefined;
 }
@@ -51,7 +52,7 @@ export function errorCode(text: string, headers: IncomingHttpHeaders): string | 
 
 /** One line about a body that is not what the API sends: never the body itself. */
 export function describeBody(text: string, headers: IncomingHttpHeaders): string {
-  const type = serverText(String(headers['content-type'] ?? 'no content type').split(';')[0]!, 80);
+  const type = cleanText(String(headers['content-type'] ?? 'no content type').split(';')[0]!, 80);
   const size = `${Buffer.byteLength(text)} bytes`;
   if (isXml(text, headers)) {
     const code = xmlElement(text, 'Code');
@@ -59,10 +60,10 @@ export function describeBody(text: string, headers: IncomingHttpHeaders): string
     if (code || message) return [code, message].filter(Boolean).join(': ');
   }
   const title = /<title[^>]*>([^<]*)<\/title>/i.exec(text)?.[1];
-  if (title) return `an HTML page titled "${serverText(title, 80)}" (${type}, ${size})`;
+  if (title) return `an HTML page titled "${cleanText(title, 80)}" (${type}, ${size})`;
   if (/^\s*</.test(text)) return `a ${type} document (${size})`;
   if (!text.trim()) return `an empty body (${type})`;
-  return `"${serverText(text, 80)}" (${type}, ${size})`;
+  return `"${cleanText(text, 80)}" (${type}, ${size})`;
 }
 
 function parseObject(text: string): Record<string, unknown> | undefined {
@@ -82,23 +83,5 @@ function isXml(text: string, headers: IncomingHttpHeaders): boolean {
 
 function xmlElement(text: string, name: string): string | undefined {
   const value = new RegExp(`<${name}>([^<]*)</${name}>`).exec(text)?.[1];
-  return value === undefined ? undefined : serverText(value);
-}
-
-/** Terminal escape sequences: CSI (colours, clear screen), OSC (window title, links), and the short ones. */
-const ESCAPE_SEQUENCE =
-  /(?:\u001b\[|\u009b)[0-?]*[ -/]*[@-~]|(?:\u001b\]|\u009d)[^\u0007\u001b\u009c]*(?:\u0007|\u001b\\|\u009c)?|\u001b[@-_]/g;
-const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/g;
-/** Long enough for any honest message, short enough to read. */
-const SERVER_TEXT_MAX = 300;
-
-/**
- * Text from a server (a message, an organization's name) as bds prints it: one line, without escape
- * sequences or other control characters (a server must not clear the screen or set the window title), and
- * cut to a readable length.
- */
-export function serverText(text: string, max = SERVER_TEXT_MAX): string {
-  const clean = text.replace(/\s+/g, ' ').replace(ESCAPE_SEQUENCE, '').replace(CONTROL_CHARACTER, '').trim();
-  const characters = [...clean];
-  return characters.length > max ? `${characters.slice(0, max).join('')}…` : clean;
+  return value === undefined ? undefined : cleanText(value);
 }

@@ -60,21 +60,23 @@ export interface DataPassOptions {
   copy: boolean;
   /** Passes remembered from earlier runs; each pass made is remembered there too. */
   cache?: PassCache | undefined;
+  /** How messages name the file (the same form in all of them); default its path. */
+  name?: string | undefined;
 }
 
-export async function passOverDataFile(file: string, { tmpDir, signal, onRead, copy: keepCopy, cache }: DataPassOptions): Promise<DataPass> {
+export async function passOverDataFile(file: string, { tmpDir, signal, onRead, copy: keepCopy, cache, name = file }: DataPassOptions): Promise<DataPass> {
   let before: Stats;
   try {
     before = await fs.stat(file);
   } catch {
-    throw new UsageError(`no such data file: ${file}`);
+    throw new UsageError(`no such data file: ${name}`);
   }
-  if (!before.isFile()) throw new UsageError(`not a file: ${file}`);
+  if (!before.isFile()) throw new UsageError(`not a file: ${name}`);
   const gzipped = file.endsWith('.gz');
   if (!gzipped && !file.endsWith('.jsonl')) {
-    throw new UsageError(`${file}: a data file ends in .jsonl.gz (gzipped JSON Lines) or .jsonl`);
+    throw new UsageError(`${name}: a data file ends in .jsonl.gz (gzipped JSON Lines) or .jsonl`);
   }
-  if (before.size === 0) throw new UsageError(`${file}: the file is empty`);
+  if (before.size === 0) throw new UsageError(`${name}: the file is empty`);
   const stamp = stampOf(file, before);
   const zlib = zlibFor(!gzipped);
   const remembered = await cache?.recall(stamp, zlib);
@@ -90,8 +92,8 @@ export async function passOverDataFile(file: string, { tmpDir, signal, onRead, c
   try {
     pass =
       before.size >= PARALLEL_FROM
-        ? await passOnThread({ file, before: stamp, copy, tmpDir, workers: workerCount() }, signal, reportRead)
-        : await passOverFile(file, stamp, { copy, tmpDir, runner: new InlineRunner(), signal, onRead: reportRead });
+        ? await passOnThread({ file, name, before: stamp, copy, tmpDir, workers: workerCount() }, signal, reportRead)
+        : await passOverFile(file, stamp, { name, copy, tmpDir, runner: new InlineRunner(), signal, onRead: reportRead });
   } catch (error) {
     // Whatever failed, on this thread or the pass thread (even one stopped half-way): a temp folder that is not
     // one (ENOTDIR) has nothing to remove either.
@@ -103,7 +105,7 @@ export async function passOverDataFile(file: string, { tmpDir, signal, onRead, c
     : { source: stamp, size: pass.size, form: gzipped ? 'as-is' : 'gzip' };
   if (pass.recordCount === 0) {
     await removeCopy(upload);
-    throw new UsageError(`${file}: no records (the file holds no non-empty line)`);
+    throw new UsageError(`${name}: no records (the file holds no non-empty line)`);
   }
   await cache?.remember(stamp, zlib, pass);
   return { ...pass, upload, fromCache: false };

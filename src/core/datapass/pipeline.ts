@@ -31,6 +31,8 @@ export const GZIP_LEVEL = 6;
 
 
 export interface PassOptions {
+  /** How messages name the file. */
+  name: string;
   /** Where the gzipped copy of a plain .jsonl goes (deliver), or undefined to only hash it (check). */
   copy: string | undefined;
   /** The temp folder the copy is in, for the message when it cannot be written. */
@@ -87,11 +89,11 @@ function checkedSink(lines: ParallelLinesChecker): Writable {
  * thread stopped before it could).
  */
 export async function passOverFile(file: string, before: FileStamp, options: PassOptions): Promise<PassFindings> {
-  const { copy, runner, signal, onRead } = options;
+  const { name, copy, runner, signal, onRead } = options;
   const hash = createHash('sha256');
   // On the worker pool for a large file, off the thread that reads, hashes and feeds zlib; on this thread
   // for a small one, where starting workers costs more than it saves. The same validator and errors either way.
-  const lines = new ParallelLinesChecker(runner, path.basename(file));
+  const lines = new ParallelLinesChecker(runner, name);
   let read = 0;
   const counted = passThrough((chunk) => {
     read += chunk.length;
@@ -101,16 +103,20 @@ export async function passOverFile(file: string, before: FileStamp, options: Pas
   let size = 0;
   try {
     if (file.endsWith('.gz')) {
+      const gunzip = createGunzip({ chunkSize: READ_CHUNK });
       await pipeline(
         // Made here, inside pipeline(), so that an error opening the file is never an unhandled 'error' event.
         createReadStream(file, { highWaterMark: READ_CHUNK }),
         counted,
         passThrough((chunk) => hash.update(chunk)),
-        createGunzip({ chunkSize: READ_CHUNK }),
+        gunzip,
         withoutByteOrderMark(),
         checkedSink(lines),
         pipelineOptions,
       );
+      // zlib stops at zeros after the last member and drops whatever follows them unread: bytesWritten is where
+      // the gzip data ended. Zeros alone are padding, as gzip -t accepts it; anything else is not.
+      if (gunzip.bytesWritten < before.size && !(await onlyZerosFrom(file, gunzip.bytesWritten))) throw trailingGarbage(name);
       size = before.size;
     } else {
       if (copy) await fs.mkdir(path.dirname(copy), { recursive: true });
@@ -128,11 +134,11 @@ export async function passOverFile(file: string, before: FileStamp, options: Pas
       );
     }
     const recordCount = await lines.end();
-    await assertUnchangedSince(before, file);
+    await assertUnchangedSince(before, file, name);
     return { recordCount, sha256: hash.digest('hex'), size };
   } catch (error) {
-    if (copy && isCopyPath((error as { path?: unknown }).path, copy)) throw tempCopyError(error, file, options.tmpDir);
-    throw asInputError(error, file, await startsLikeGzip(file));
+    if (copy && isCopyPath((error as { path?: unknown }).path, copy)) throw tempCopyError(error, name, options.tmpDir);
+    throw asInputError(error, name, await startsLikeGzip(file));
   } finally {
     await runner.close();
   }
@@ -149,9 +155,9 @@ function discard(): Writable {
 }
 
 /** The file must be as it was when the pass began: a file still being written is not checked. */
-async function assertUnchangedSince(before: FileStamp, file: string): Promise<void> {
+async function assertUnchangedSince(before: FileStamp, file: string, name: string): Promise<void> {
   if (changeSince(before, await fs.stat(file).catch(() => undefined)) === undefined) return;
-  throw new UsageError(`${file} changed while it was being checked; nothing was sent`, {
+  throw new UsageError(`${name} changed while it was being checked; nothing was sent`, {
     hint: 'run bds again once the scrubber has finished writing it',
   });
 }
@@ -184,6 +190,28 @@ function isCopyPath(failed: unknown, copy: string): boolean {
   return !relative.startsWith('..') && !path.isAbsolute(relative);
 }
 
+/** Whether the file holds only zero bytes from `offset` to its end. */
+async function onlyZerosFrom(file: string, offset: number): Promise<boolean> {
+  const handle = await fs.open(file, 'r');
+  try {
+    const buffer = Buffer.alloc(READ_CHUNK);
+    for (let position = offset; ; ) {
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, position);
+      if (bytesRead === 0) return true;
+      if (buffer.subarray(0, bytesRead).some((byte) => byte !== 0)) return false;
+      position += bytesRead;
+    }
+  } finally {
+    await handle.close();
+  }
+}
+
+function trailingGarbage(file: string): UsageError {
+  return new UsageError(`${file}: there is data after the end of the gzip data (trailing garbage)`, {
+    hint: 'the file was damaged or appended to after it was written; write it again',
+  });
+}
+
 async function startsLikeGzip(file: string): Promise<boolean> {
   try {
     const handle = await fs.open(file, 'r');
@@ -198,9 +226,9 @@ async function startsLikeGzip(file: string): Promise<boolean> {
   }
 }
 
-function tempCopyError(error: unknown, file: string, tmpDir: string): UsageError {
+function tempCopyError(error: unknown, name: string, tmpDir: string): UsageError {
   return new UsageError(
-    `cannot write the gzipped copy of ${path.basename(file)} in the temp folder ${tmpDir} (${errnoCode(error) ?? String(error)})`,
+    `cannot write the gzipped copy of ${name} in the temp folder ${tmpDir} (${errnoCode(error) ?? String(error)})`,
     {
       hint: 'a plain .jsonl is gzipped there before the upload and needs its gzipped size free: free space, or set TMPDIR to another folder',
     },
@@ -220,12 +248,10 @@ function asInputError(error: unknown, file: string, looksGzipped: boolean): Erro
       return new UsageError(`${file}: not a gzip file`, { hint: 'a plain JSON Lines file should be named *.jsonl' });
     }
     // It starts as gzip: what follows a complete member is neither another member nor zeros.
-    return new UsageError(
-      /header check|unknown compression method/i.test(message)
-        ? `${file}: there is data after the end of the gzip data (trailing garbage)`
-        : `${file}: corrupt gzip data (${message})`,
-      { hint: 'the file was damaged or appended to after it was written; write it again' },
-    );
+    if (/header check|unknown compression method/i.test(message)) return trailingGarbage(file);
+    return new UsageError(`${file}: corrupt gzip data (${message})`, {
+      hint: 'the file was damaged or appended to after it was written; write it again',
+    });
   }
   if (code !== undefined && /^E[A-Z]+$/.test(code)) return new UsageError(`${file}: cannot read it (${code})`);
   return error as Error;

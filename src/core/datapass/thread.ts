@@ -19,6 +19,8 @@ import { startWorker, WorkerPool } from './pool.js';
 export interface PassRequest {
   role: 'pass';
   file: string;
+  /** How messages name the file. */
+  name: string;
   before: FileStamp;
   copy: string | undefined;
   tmpDir: string;
@@ -81,10 +83,11 @@ function internalError(reply: { message: string; stack?: string | undefined }): 
 
 /** The thread's side: run the pass it was started for, report, and let the thread end. */
 export async function servePass(port: MessagePort, request: PassRequest): Promise<void> {
-  const { file, before, copy, tmpDir, workers } = request;
+  const { file, name, before, copy, tmpDir, workers } = request;
   let reply: PassReply;
   try {
     const result = await passOverFile(file, before, {
+      name,
       copy,
       tmpDir,
       runner: new WorkerPool({ workers }),

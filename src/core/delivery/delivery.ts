@@ -6,7 +6,7 @@
 
 import { createHash } from 'node:crypto';
 import { statSync, type Stats } from 'node:fs';
-import { ApiError, BdsError, EXIT_CODES, NetworkError, UsageError, abortError } from '../errors.js';
+import { ApiError, BdsError, EXIT_CODES, NetworkError, UsageError, abortError, type RequestInfo } from '../errors.js';
 import type { ApiClient } from '../api/client.js';
 import { ERROR_CODES, type BatchListEntry, type BatchRef, type KeyMode } from '../api/types.js';
 import type { ColumnEntry } from '../preflight/columns.js';
@@ -299,8 +299,9 @@ export class Delivery {
     for (;;) {
       this.step({ step: 'completing', batchId, sha256: this.key.sha256 });
       let batch: BatchRef;
+      let request: RequestInfo | undefined;
       try {
-        batch = await this.options.client.completeBatch(batchId, this.key.sha256, this.signal);
+        ({ batch, request } = await this.options.client.completeBatch(batchId, this.key.sha256, this.signal));
       } catch (error) {
         if (!(error instanceof ApiError)) throw error;
         const recovery = await this.recovery(error, batchId, uploadedAgain);
@@ -314,7 +315,7 @@ export class Delivery {
         }
       }
       if (!isDelivered(batch.status)) {
-        throw new NetworkError(`the service answered complete for ${batchId} with status ${batch.status}, not received`);
+        throw new NetworkError(`the service answered complete for ${batchId} with status ${batch.status}, not received`, request);
       }
       this.save({ step: 'completed', status: batch.status });
       return batch;
@@ -338,7 +339,7 @@ export class Delivery {
     if (isChecksumMismatch(error)) {
       if (!uploadedAgain) return { kind: 'upload', reason: 'checksum' };
       throw new ApiError(
-        `the service still stores other bytes than ${this.options.plan.dataFile} after a second upload: ` +
+        `the service still stores other bytes than ${this.options.plan.dataName} after a second upload: ` +
           `local sha256 ${this.key.sha256}; the service said: ${error.message}`,
         error.request,
         { hint: 'something between bds and the storage host alters the upload; nothing was confirmed' },
@@ -348,14 +349,14 @@ export class Delivery {
   }
 
   private assertFileUnchanged(): void {
-    const { upload, dataFile } = this.options.plan;
+    const { upload, dataName } = this.options.plan;
     const change = changeSince(upload.source, statOrUndefined(upload.source.path));
-    if (change === 'it disappeared') throw new UsageError(`${dataFile} disappeared during the delivery; nothing was confirmed`);
+    if (change === 'it disappeared') throw new UsageError(`${dataName} disappeared during the delivery; nothing was confirmed`);
     if (change !== undefined) throw this.changedError(change);
   }
 
   private changedError(what: string): UsageError {
-    return new UsageError(`${this.options.plan.dataFile} changed during the delivery (${what}); nothing was confirmed`, {
+    return new UsageError(`${this.options.plan.dataName} changed during the delivery (${what}); nothing was confirmed`, {
       hint: 'run bds deliver again once the file is final',
     });
   }

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { errnoCode } from '../checks.js';
 import { LockedError } from '../errors.js';
 import { writeFileAtomic, type WriteStep } from '../files.js';
+import { holdLock } from './held-locks.js';
 
 export interface LockOwner {
   pid: number;
@@ -30,7 +31,10 @@ export interface LockOptions {
 /** Slack for clocks: a process that started this long after the lock was written cannot be its writer. */
 const START_TIME_SLACK_MS = 2_000;
 
-/** Takes the lock, or throws LockedError naming its holder; returns the function that releases it. */
+/**
+ * Takes the lock, or throws LockedError naming its holder; returns the function that releases it. Until then it
+ * is among the held locks that the entry point releases if it must exit at once.
+ */
 export function takeLock({ file, subject, owner, isProcessAlive, processStartedAt, onStep }: LockOptions): () => void {
   mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
   const locked = (holder: LockOwner | undefined): LockedError =>
@@ -43,10 +47,10 @@ export function takeLock({ file, subject, owner, isProcessAlive, processStartedA
     // Written whole to a temp file and linked into place, so nobody ever reads a half-written lock.
     try {
       writeFileAtomic(file, JSON.stringify(owner), { exclusive: true, onStep });
-      return () => {
+      return holdLock(() => {
         const current = readOwner(file);
         if (current?.pid === owner.pid && current.startedAt === owner.startedAt) rmSync(file, { force: true });
-      };
+      });
     } catch (error) {
       if (errnoCode(error) !== 'EEXIST') throw error;
     }

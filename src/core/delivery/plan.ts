@@ -36,6 +36,7 @@ export async function planFolder(folder: FolderCheck, op: Operation, { copy }: {
     onRead: (read, total) => op.onEvent({ type: 'reading', ...subject, read, total }),
     copy,
     cache: new PassCache(cacheDir(op.runtime.env, op.runtime.homedir)),
+    name: folder.dataName,
   });
   const plan = makePlan(folder, pass);
   op.onEvent({

@@ -37,8 +37,10 @@ export interface FolderCheck {
   dir: string;
   /** The folder as the caller named it, for what a person reads. */
   given: string;
-  /** The data file as the user has it (.jsonl.gz or .jsonl). */
+  /** The data file as the user has it (.jsonl.gz or .jsonl); absolute. */
   dataFile: string;
+  /** The data file as every message names it (pathForPeople). */
+  dataName: string;
   product: Product;
   /** '' only for a check with no period given or in the folder's name: the period rules were skipped. */
   period: string;
@@ -63,7 +65,17 @@ export async function checkFolder(options: FolderCheckOptions): Promise<FolderCh
   checkSchema(product, schema, schemaPath);
 
   const dataFile = options.file ? await chosenDataFile(options.file, options.cwd, dir) : findDataFile(dir, entries);
-  return { dir, given: options.dir, dataFile, product, period, schema: schema as Schema, report, warnings };
+  return { dir, given: options.dir, dataFile, dataName: pathForPeople(dataFile, options.cwd), product, period, schema: schema as Schema, report, warnings };
+}
+
+/**
+ * A file as messages name it, one form everywhere: relative to the working folder when it is inside it (the
+ * user's `out/2024-05/records.jsonl.gz`), else its absolute path; either way it cannot be mistaken for the
+ * same name in another folder.
+ */
+export function pathForPeople(file: string, cwd: string): string {
+  const relative = path.relative(cwd, file);
+  return relative && !relative.startsWith('..') && !path.isAbsolute(relative) ? relative : file;
 }
 
 /** The names in a delivery folder; a missing, unreadable or empty folder, or a file, is a usage error. */
