@@ -17,7 +17,9 @@ const code = await main(process.argv.slice(2), {
   signal: new AbortController().signal,
   observe: (event) => {
     if (event.type !== 'step') return;
-    process.stderr.write(`event ${JSON.stringify({ at: performance.now(), type: event.type, step: event.step, subject: event.subject, fromCache: event.fromCache })}\n`);
+    process.stderr.write(
+      `event ${JSON.stringify({ at: performance.now(), type: event.type, step: event.step, subject: event.subject, fromCache: event.fromCache })}\n`,
+    );
   },
 });
 process.stdout.write('', () => process.exit(code));

@@ -37,7 +37,16 @@ const BIN = path.join(ROOT, 'bin', 'bds.js');
 /** bin/bds.js plus one line per delivery event with its time, for the phases. */
 const TIMED_BIN = path.join(BENCH, 'bds-timed.js');
 const PERIOD = '2024-05';
-const TARGETS = { inflate: 1.15, pigz: 1.2, rerun: 0.1, afterCheck: 0.5, rssMB: 150, startup: 2, baseline: 0.5, upload: 0.8 };
+const TARGETS = {
+  inflate: 1.15,
+  pigz: 1.2,
+  rerun: 0.1,
+  afterCheck: 0.5,
+  rssMB: 150,
+  startup: 2,
+  baseline: 0.5,
+  upload: 0.8,
+};
 /** The workers bds's pass runs on (src/core/datapass/data-pass.ts: at most 8), and so pigz's -p. */
 const CORES = Math.min(os.availableParallelism?.() ?? os.cpus().length, 8);
 const SECONDS_PER_TICK = 1 / 100; // USER_HZ is 100 on Linux
@@ -70,7 +79,18 @@ function parseSize(text) {
   const match = /^(\d+(?:\.\d+)?)\s*(B|KiB|MiB|GiB|KB|MB|GB|K|M|G)?$/i.exec(String(text).trim());
   if (!match) throw new Error(`not a size: ${text} (try 256MiB or 4GiB)`);
   const unit = (match[2] ?? 'B').toLowerCase();
-  const factor = { b: 1, k: 1024, kib: 1024, kb: 1e3, m: 2 ** 20, mib: 2 ** 20, mb: 1e6, g: 2 ** 30, gib: 2 ** 30, gb: 1e9 }[unit];
+  const factor = {
+    b: 1,
+    k: 1024,
+    kib: 1024,
+    kb: 1e3,
+    m: 2 ** 20,
+    mib: 2 ** 20,
+    mb: 1e6,
+    g: 2 ** 30,
+    gib: 2 ** 30,
+    gb: 1e9,
+  }[unit];
   return Math.round(Number(match[1]) * factor);
 }
 
@@ -158,7 +178,8 @@ function checkTools(options) {
         (options.baseline ? '; or run with --no-baseline' : ''),
     );
   }
-  if (!fs.existsSync(path.join(ROOT, 'dist', 'cli', 'main.js'))) throw new Error('dist/ is missing: run npm run build (npm ci does it)');
+  if (!fs.existsSync(path.join(ROOT, 'dist', 'cli', 'main.js')))
+    throw new Error('dist/ is missing: run npm run build (npm ci does it)');
 }
 
 function machine() {
@@ -173,7 +194,11 @@ function machine() {
   };
 }
 
-const loadAverage = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
+const loadAverage = () =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
 
 /**
  * CPU seconds the whole machine has used so far (Linux: /proc/stat), or NaN. Less this process's and its
@@ -228,7 +253,9 @@ async function dataFolder(size) {
         }
       },
     });
-    log(`made ${(meta.bytes / 2 ** 20).toFixed(0)} MiB (${(meta.rawBytes / meta.bytes).toFixed(2)}:1, ${meta.records} records) in ${meta.seconds.toFixed(0)} s`);
+    log(
+      `made ${(meta.bytes / 2 ** 20).toFixed(0)} MiB (${(meta.rawBytes / meta.bytes).toFixed(2)}:1, ${meta.records} records) in ${meta.seconds.toFixed(0)} s`,
+    );
   }
   return { dir, file: path.join(dir, 'records.jsonl.gz'), ...meta };
 }
@@ -294,7 +321,8 @@ function measure(command, args, { env, rss = false, scratch = os.tmpdir() } = {}
       let peakRss = hwmKiB ? hwmKiB * 1024 : NaN;
       if (timeFile) {
         try {
-          peakRss = Number(/Maximum resident set size \(kbytes\): (\d+)/.exec(fs.readFileSync(timeFile, 'utf8'))?.[1]) * 1024;
+          peakRss =
+            Number(/Maximum resident set size \(kbytes\): (\d+)/.exec(fs.readFileSync(timeFile, 'utf8'))?.[1]) * 1024;
         } catch {
           // keep NaN
         }
@@ -355,9 +383,12 @@ class Bench {
     const batch = this.box.store.batch(batchId);
     if (!batch?.upload) throw new Error(`${what}: the storage host has no upload for ${batchId}`);
     if (batch.upload.sha256 !== data.sha256) {
-      throw new Error(`${what}: the storage host stored sha256 ${batch.upload.sha256}, the local file is ${data.sha256}`);
+      throw new Error(
+        `${what}: the storage host stored sha256 ${batch.upload.sha256}, the local file is ${data.sha256}`,
+      );
     }
-    if (batch.upload.bytes !== data.bytes) throw new Error(`${what}: stored ${batch.upload.bytes} bytes, not ${data.bytes}`);
+    if (batch.upload.bytes !== data.bytes)
+      throw new Error(`${what}: stored ${batch.upload.bytes} bytes, not ${data.bytes}`);
     const stored = this.box.store.uploadPath(batchId);
     if (stored) fs.rmSync(stored, { force: true });
     return batch;
@@ -368,15 +399,24 @@ class Bench {
    * checksum against the data's, and whether its pass was remembered (`fromCache`) as expected.
    */
   async bds(args, { home, data, fromCache, rss = false }) {
-    const res = await measure(process.execPath, [TIMED_BIN, ...args, '--period', PERIOD, '--json'], { env: this.env(home), rss, scratch: this.scratch });
+    const res = await measure(process.execPath, [TIMED_BIN, ...args, '--period', PERIOD, '--json'], {
+      env: this.env(home),
+      rss,
+      scratch: this.scratch,
+    });
     const what = `bds ${args[0]} ${path.basename(data.dir)}`;
     if (res.code !== 0) throw new Error(`${what} exited ${res.code}:\n${res.stderr}`);
     const out = JSON.parse(res.stdout);
-    if (out.record_count !== data.records) throw new Error(`${what} counted ${out.record_count} records, the file has ${data.records}`);
-    if (data.sha256 && out.sha256 !== data.sha256) throw new Error(`${what} reported sha256 ${out.sha256}, the file's is ${data.sha256}`);
-    const at = (step, subject) => res.events.find((e) => e.step === step && (subject === undefined || e.subject === subject));
+    if (out.record_count !== data.records)
+      throw new Error(`${what} counted ${out.record_count} records, the file has ${data.records}`);
+    if (data.sha256 && out.sha256 !== data.sha256)
+      throw new Error(`${what} reported sha256 ${out.sha256}, the file's is ${data.sha256}`);
+    const at = (step, subject) =>
+      res.events.find((e) => e.step === step && (subject === undefined || e.subject === subject));
     if (at('checked')?.fromCache !== fromCache) {
-      throw new Error(`${what}: its pass was ${at('checked')?.fromCache ? '' : 'not '}remembered, expected ${fromCache ? '' : 'not '}to be`);
+      throw new Error(
+        `${what}: its pass was ${at('checked')?.fromCache ? '' : 'not '}remembered, expected ${fromCache ? '' : 'not '}to be`,
+      );
     }
     return {
       out,
@@ -417,7 +457,8 @@ class Bench {
     const res = await measure(process.execPath, [path.join(BENCH, 'inflate.js'), this.data.file]);
     if (res.code !== 0) throw new Error(`bench/inflate.js exited ${res.code}: ${res.stderr}`);
     const out = JSON.parse(res.stdout);
-    if (out.bytes !== this.data.rawBytes) throw new Error(`bench/inflate.js inflated ${out.bytes} bytes, not ${this.data.rawBytes}`);
+    if (out.bytes !== this.data.rawBytes)
+      throw new Error(`bench/inflate.js inflated ${out.bytes} bytes, not ${this.data.rawBytes}`);
     return { seconds: out.seconds, others: res.others };
   }
 
@@ -433,7 +474,8 @@ class Bench {
     });
     // The same gzip whatever the run: the same checksum every time.
     this.plainSha256 ??= result.out.sha256;
-    if (result.out.sha256 !== this.plainSha256) throw new Error(`the plain .jsonl gave sha256 ${result.out.sha256}, earlier ${this.plainSha256}`);
+    if (result.out.sha256 !== this.plainSha256)
+      throw new Error(`the plain .jsonl gave sha256 ${result.out.sha256}, earlier ${this.plainSha256}`);
     return { preflight: result.preflight, others: result.others };
   }
 
@@ -473,7 +515,18 @@ class Bench {
       report: JSON.parse(fs.readFileSync(path.join(this.data.dir, 'report.json'), 'utf8')),
     });
     const headers = Object.entries(created.upload.headers).flatMap(([name, value]) => ['-H', `${name}: ${value}`]);
-    const res = await measure('curl', ['-sS', '--fail-with-body', '-X', created.upload.method, '-T', this.data.file, ...headers, created.upload.url, '-o', '/dev/null']);
+    const res = await measure('curl', [
+      '-sS',
+      '--fail-with-body',
+      '-X',
+      created.upload.method,
+      '-T',
+      this.data.file,
+      ...headers,
+      created.upload.url,
+      '-o',
+      '/dev/null',
+    ]);
     if (res.code !== 0) throw new Error(`curl -T exited ${res.code}: ${res.stderr}`);
     this.verifyAndClean(created.batch.id, 'curl -T', this.data);
     return { wall: res.wall, others: res.others };
@@ -499,11 +552,15 @@ class Bench {
 const SUMMARY = {
   firstAndRerun: (r) =>
     `first ${seconds(r.first.wall)} (pre-flight ${seconds(r.first.preflight)}, upload ${seconds(r.first.upload)}, peak RSS ${mb(r.first.peakRss)}), re-run ${seconds(r.rerun.wall)}`,
-  checkThenDeliver: (r) => `check ${seconds(r.check.wall)} (pre-flight ${seconds(r.check.preflight)}), deliver after it ${seconds(r.deliver.wall)}`,
+  checkThenDeliver: (r) =>
+    `check ${seconds(r.check.wall)} (pre-flight ${seconds(r.check.preflight)}), deliver after it ${seconds(r.deliver.wall)}`,
   inflate: (r) => seconds(r.seconds),
   plainDryRun: (r) => `pre-flight ${seconds(r.preflight)}`,
   pigz: (r) => seconds(r.seconds),
-  baseline: (r) => `${seconds(r.wall)}, ${Object.entries(r.phases).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')}`,
+  baseline: (r) =>
+    `${seconds(r.wall)}, ${Object.entries(r.phases)
+      .map(([k, v]) => `${k} ${v.toFixed(2)}`)
+      .join(', ')}`,
   curl: (r) => seconds(r.wall),
 };
 
@@ -538,7 +595,10 @@ function report(results) {
     rss: Math.max(...pick(runs.firstAndRerun, (r) => r.first.peakRss)),
   };
   // Every pass over the .jsonl.gz that was not remembered: the first deliveries' and the checks'.
-  const preflights = [...pick(runs.firstAndRerun, (r) => r.first.preflight), ...pick(runs.checkThenDeliver, (r) => r.check.preflight)];
+  const preflights = [
+    ...pick(runs.firstAndRerun, (r) => r.first.preflight),
+    ...pick(runs.checkThenDeliver, (r) => r.check.preflight),
+  ];
   const preflight = median(preflights);
   const inflate = median(pick(runs.inflate, (r) => r.seconds));
   const rerun = median(pick(runs.firstAndRerun, (r) => r.rerun.wall));
@@ -552,11 +612,27 @@ function report(results) {
 
   const rows = [['measure', 'result', 'target']];
   rows.push(
-    [`bds pre-flight of the .jsonl.gz (hash, inflate, count, check), median of ${preflights.length}`, `${seconds(preflight)}, ${mbps(data.bytes, preflight)} in, ${mbps(data.rawBytes, preflight)} inflated`, ''],
-    [`bare streaming inflate of it (bench/inflate.js), median of ${n}`, `${seconds(inflate)}, ${mbps(data.rawBytes, inflate)} inflated`, ''],
+    [
+      `bds pre-flight of the .jsonl.gz (hash, inflate, count, check), median of ${preflights.length}`,
+      `${seconds(preflight)}, ${mbps(data.bytes, preflight)} in, ${mbps(data.rawBytes, preflight)} inflated`,
+      '',
+    ],
+    [
+      `bare streaming inflate of it (bench/inflate.js), median of ${n}`,
+      `${seconds(inflate)}, ${mbps(data.rawBytes, inflate)} inflated`,
+      '',
+    ],
     ['**bds pre-flight / bare inflate**', ratio(preflight / inflate), verdict(preflight / inflate, TARGETS.inflate)],
-    [`bds pre-flight of the plain .jsonl (check, gzip -6 on ${CORES} workers, hash), median of ${n}`, `${seconds(plainPreflight)}, ${mbps(plain.bytes, plainPreflight)}`, ''],
-    [`pigz -6 -p ${CORES} of it, median of ${n}`, pigzInstalled ? `${seconds(pigz)}, ${mbps(plain.bytes, pigz)}` : 'n/a', ''],
+    [
+      `bds pre-flight of the plain .jsonl (check, gzip -6 on ${CORES} workers, hash), median of ${n}`,
+      `${seconds(plainPreflight)}, ${mbps(plain.bytes, plainPreflight)}`,
+      '',
+    ],
+    [
+      `pigz -6 -p ${CORES} of it, median of ${n}`,
+      pigzInstalled ? `${seconds(pigz)}, ${mbps(plain.bytes, pigz)}` : 'n/a',
+      '',
+    ],
     [
       '**bds plain .jsonl / pigz -6**',
       pigzInstalled ? ratio(plainPreflight / pigz) : 'n/a: pigz not installed, `apt-get install pigz`',
@@ -568,22 +644,38 @@ function report(results) {
     [`bds check (fresh cache), median of ${n}`, seconds(check), ''],
     [`bds deliver right after it, median of ${n}`, seconds(afterCheck), ''],
     ['**deliver after check / check**', ratio(afterCheck / check), verdict(afterCheck / check, TARGETS.afterCheck)],
-    [`**bds deliver peak RSS** at ${size} (the most of ${n})`, mb(first.rss), verdict(first.rss / 1e6, TARGETS.rssMB, { unit: ' MB' })],
+    [
+      `**bds deliver peak RSS** at ${size} (the most of ${n})`,
+      mb(first.rss),
+      verdict(first.rss / 1e6, TARGETS.rssMB, { unit: ' MB' }),
+    ],
     [
       `**bds deliver peak RSS** at ${sizeLabel(big.size)} (one run: ${seconds(big.wall)}, pre-flight ${mbps(big.bytes, big.preflight)})`,
       mb(big.peakRss),
       `${verdict(big.peakRss / 1e6, TARGETS.rssMB, { unit: ' MB' })}; ${Math.abs(big.peakRss - first.rss) <= 0.1 * first.rss ? 'within' : 'NOT within'} 10% of ${size}'s`,
     ],
     [`node -e 0, median of ${options.startupRuns}`, `${ms(start.node.wallMedian)} (CPU ${ms(start.node.cpuMean)})`, ''],
-    ['**bds --version / node -e 0**', `${ratio(start.version.wallMedian / start.node.wallMedian)} (${ms(start.version.wallMedian)}; CPU ${ratio(start.version.cpuMean / start.node.cpuMean)})`, verdict(start.version.wallMedian / start.node.wallMedian, TARGETS.startup)],
-    ['**bds --help / node -e 0**', `${ratio(start.help.wallMedian / start.node.wallMedian)} (${ms(start.help.wallMedian)}; CPU ${ratio(start.help.cpuMean / start.node.cpuMean)})`, verdict(start.help.wallMedian / start.node.wallMedian, TARGETS.startup)],
+    [
+      '**bds --version / node -e 0**',
+      `${ratio(start.version.wallMedian / start.node.wallMedian)} (${ms(start.version.wallMedian)}; CPU ${ratio(start.version.cpuMean / start.node.cpuMean)})`,
+      verdict(start.version.wallMedian / start.node.wallMedian, TARGETS.startup),
+    ],
+    [
+      '**bds --help / node -e 0**',
+      `${ratio(start.help.wallMedian / start.node.wallMedian)} (${ms(start.help.wallMedian)}; CPU ${ratio(start.help.cpuMean / start.node.cpuMean)})`,
+      verdict(start.help.wallMedian / start.node.wallMedian, TARGETS.startup),
+    ],
   );
   if (runs.baseline.length) {
     const baseline = median(pick(runs.baseline, (r) => r.wall));
     const noCheck = median(pick(runs.baseline, (r) => r.wall - (r.phases.check ?? NaN)));
     const phase = (p) => seconds(median(pick(runs.baseline, (r) => r.phases[p])));
     rows.push(
-      [`baseline.sh, median of ${runs.baseline.length}`, `${seconds(baseline)} (sha256sum ${phase('hash')}, zcat|wc -l ${phase('count')}, zcat|jq ${phase('check')}, curl -T ${phase('upload')})`, ''],
+      [
+        `baseline.sh, median of ${runs.baseline.length}`,
+        `${seconds(baseline)} (sha256sum ${phase('hash')}, zcat|wc -l ${phase('count')}, zcat|jq ${phase('check')}, curl -T ${phase('upload')})`,
+        '',
+      ],
       ['**bds deliver / baseline.sh**', ratio(first.wall / baseline), verdict(first.wall / baseline, TARGETS.baseline)],
       ['bds deliver / baseline.sh without its jq check', ratio(first.wall / noCheck), 'information'],
     );
@@ -591,11 +683,21 @@ function report(results) {
   rows.push(
     ['bds upload phase', `${seconds(first.upload)}, ${mbps(data.bytes, first.upload)}`, ''],
     [`curl -T to the storage host, median of ${n}`, `${seconds(curl)}, ${mbps(data.bytes, curl)}`, ''],
-    ['**bds upload / curl -T** (throughput)', ratio(curl / first.upload), verdict(curl / first.upload, TARGETS.upload, { atLeast: true })],
-    ['bench process peak RSS (the sandbox; data generation too, when it ran)', mb(results.sandboxRss), 'uploads stream to disk'],
+    [
+      '**bds upload / curl -T** (throughput)',
+      ratio(curl / first.upload),
+      verdict(curl / first.upload, TARGETS.upload, { atLeast: true }),
+    ],
+    [
+      'bench process peak RSS (the sandbox; data generation too, when it ran)',
+      mb(results.sandboxRss),
+      'uploads stream to disk',
+    ],
   );
 
-  const others = Object.values(runs).flat().map((r) => r.others);
+  const others = Object.values(runs)
+    .flat()
+    .map((r) => r.others);
   const header = [
     `Data: ${size}: ${(data.bytes / 2 ** 20).toFixed(0)} MiB compressed, ${(data.rawBytes / 2 ** 20).toFixed(0)} MiB inflated (${(data.rawBytes / data.bytes).toFixed(2)}:1), ${data.records} records; ` +
       `plain .jsonl ${(plain.bytes / 2 ** 20).toFixed(0)} MiB (${sizeLabel(options.plainSize)} inflated).`,
@@ -648,7 +750,15 @@ async function main() {
     log(`start-up: ${options.startupRuns} runs each of node -e 0, bds --version, bds --help`);
     const start = startup(options.startupRuns);
 
-    const contenders = ['firstAndRerun', 'inflate', 'checkThenDeliver', 'plainDryRun', ...(pigzInstalled ? ['pigz'] : []), ...(options.baseline ? ['baseline'] : []), 'curl'];
+    const contenders = [
+      'firstAndRerun',
+      'inflate',
+      'checkThenDeliver',
+      'plainDryRun',
+      ...(pigzInstalled ? ['pigz'] : []),
+      ...(options.baseline ? ['baseline'] : []),
+      'curl',
+    ];
     const runs = Object.fromEntries([...contenders, 'pigz', 'baseline'].map((name) => [name, []]));
     let retried = 0;
     for (let run = 0; run < options.runs; run++) {
@@ -658,7 +768,9 @@ async function main() {
         await warmCache(name === 'plainDryRun' || name === 'pigz' ? plain.file : data.file);
         let result;
         for (let attempt = 0; ; attempt++) {
-          log(`run ${run + 1}/${options.runs}: ${name}${attempt ? ` (again: other processes took ${cores(result.others)} cores)` : ''}`);
+          log(
+            `run ${run + 1}/${options.runs}: ${name}${attempt ? ` (again: other processes took ${cores(result.others)} cores)` : ''}`,
+          );
           await quietMoment(options.maxOthers);
           result = await bench[name]();
           if (!(result.others > options.maxOthers) || attempt === options.retries) break;
@@ -686,14 +798,24 @@ async function main() {
       runs,
       retried,
       start,
-      big: { size: big.size, bytes: big.bytes, wall: big.wall, preflight: big.preflight, peakRss: big.peakRss, others: big.others },
+      big: {
+        size: big.size,
+        bytes: big.bytes,
+        wall: big.wall,
+        preflight: big.preflight,
+        peakRss: big.peakRss,
+        others: big.others,
+      },
       sandboxRss: process.resourceUsage().maxRSS * 1024,
       loadAtEnd: loadAverage(),
       finishedAt: Date.now(),
     };
     const markdown = report(results);
     process.stdout.write(`\n${markdown}`);
-    fs.writeFileSync(path.join(DATA, 'latest.json'), `${JSON.stringify(results, (key, value) => (key === 'out' ? undefined : value), 2)}\n`);
+    fs.writeFileSync(
+      path.join(DATA, 'latest.json'),
+      `${JSON.stringify(results, (key, value) => (key === 'out' ? undefined : value), 2)}\n`,
+    );
     fs.writeFileSync(path.join(DATA, 'latest.md'), markdown);
     if (options.updateReadme) updateReadme(markdown);
   } finally {

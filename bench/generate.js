@@ -134,7 +134,14 @@ export async function generate(dir, targetBytes, { onProgress = () => {} } = {})
       2,
     )}\n`,
   );
-  const info = { bytes: written, rawBytes, records, sha256: sha.digest('hex'), seconds: (Date.now() - started) / 1000, generator: 1 };
+  const info = {
+    bytes: written,
+    rawBytes,
+    records,
+    sha256: sha.digest('hex'),
+    seconds: (Date.now() - started) / 1000,
+    generator: 1,
+  };
   fs.writeFileSync(meta, `${JSON.stringify(info, null, 2)}\n`);
   return info;
 }
@@ -290,35 +297,56 @@ function makeLines(segment, targetBytes) {
     seq++;
     const kind = next() % 10;
     if (kind < 6) {
-      put(S.order), hex(16), put(S.seq), int(seq), put(S.customer), hex(6), put(S.ref), hex(10), put(S.amount), money((next() % 400000) * 50);
-      put(S.currency), pick(CURRENCIES), put(S.placed), two(1 + (next() % 28)), put(S.zulu), two(next() % 24);
-      put(S.hour), pick(STATUSES), put(S.items);
+      (put(S.order),
+        hex(16),
+        put(S.seq),
+        int(seq),
+        put(S.customer),
+        hex(6),
+        put(S.ref),
+        hex(10),
+        put(S.amount),
+        money((next() % 400000) * 50));
+      (put(S.currency), pick(CURRENCIES), put(S.placed), two(1 + (next() % 28)), put(S.zulu), two(next() % 24));
+      (put(S.hour), pick(STATUSES), put(S.items));
       const items = 1 + (next() % 3);
       for (let i = 0; i < items; i++) {
         if (i) byte(0x2c);
-        put(S.sku), int(next() % 20000), put(S.qty), int(1 + (next() % 5)), put(S.price), money(next() % 100000), byte(0x7d);
+        (put(S.sku),
+          int(next() % 20000),
+          put(S.qty),
+          int(1 + (next() % 5)),
+          put(S.price),
+          money(next() % 100000),
+          byte(0x7d));
       }
       put(S.note);
       if (next() % 3 === 0) put(S.nul);
       else {
-        byte(0x22), words(3 + (next() % 8));
-        if (next() % 8 === 0) put(S.quoted), pick(WORDS), put(S.unquoted);
+        (byte(0x22), words(3 + (next() % 8)));
+        if (next() % 8 === 0) (put(S.quoted), pick(WORDS), put(S.unquoted));
         byte(0x22);
       }
-      put(S.gift), pick(BOOLS), put(S.discount);
-      if (next() % 4 === 0) byte(0x30), byte(0x2e), int(1 + (next() % 4999)), put(S.exp);
+      (put(S.gift), pick(BOOLS), put(S.discount));
+      if (next() % 4 === 0) (byte(0x30), byte(0x2e), int(1 + (next() % 4999)), put(S.exp));
       else byte(0x30);
       byte(0x7d);
     } else if (kind < 8) {
-      put(S.cust), hex(6), put(S.seq), int(seq), put(S.region), pick(COUNTRIES), put(S.segment), pick(SEGMENTS);
-      put(S.since), two(10 + (next() % 14)), byte(0x2d), two(1 + (next() % 12)), put(S.tags), pick(WORDS), put(S.tagSep);
-      pick(WORDS), put(S.consent), pick(BOOLS), put(S.sms), pick(BOOLS), byte(0x7d), byte(0x7d);
+      (put(S.cust), hex(6), put(S.seq), int(seq), put(S.region), pick(COUNTRIES), put(S.segment), pick(SEGMENTS));
+      (put(S.since),
+        two(10 + (next() % 14)),
+        byte(0x2d),
+        two(1 + (next() % 12)),
+        put(S.tags),
+        pick(WORDS),
+        put(S.tagSep));
+      (pick(WORDS), put(S.consent), pick(BOOLS), put(S.sms), pick(BOOLS), byte(0x7d), byte(0x7d));
     } else {
-      put(S.event), hex(12), put(S.seq), int(seq), put(S.session), hex(8), put(S.type), pick(EVENT_TYPES);
-      put(S.path), pick(PATHS), put(S.query), pick(WORDS), put(S.at), two(1 + (next() % 28)), put(S.zulu);
-      two(next() % 24), byte(0x3a), two(next() % 60), put(S.atEnd), int(next() % 60000), put(S.referrer);
+      (put(S.event), hex(12), put(S.seq), int(seq), put(S.session), hex(8), put(S.type), pick(EVENT_TYPES));
+      (put(S.path), pick(PATHS), put(S.query), pick(WORDS), put(S.at), two(1 + (next() % 28)), put(S.zulu));
+      (two(next() % 24), byte(0x3a), two(next() % 60), put(S.atEnd), int(next() % 60000), put(S.referrer));
       if (next() % 2) put(S.nul);
-      else put(S.url), pick(DOMAINS), put(S.urlEnd);
+      else (put(S.url), pick(DOMAINS), put(S.urlEnd));
       byte(0x7d);
     }
     byte(0x0a);

@@ -83,9 +83,13 @@ async function main() {
   const ms = (seconds) => `${(seconds * 1000).toFixed(0)} ms`;
   console.log(`${'command'.padEnd(width)}  wall median  wall fastest  CPU mean   (${runs} runs each)`);
   for (const r of results) {
-    console.log(`${r.name.padEnd(width)}  ${ms(r.wallMedian).padStart(11)}  ${ms(r.wallFastest).padStart(12)}  ${ms(r.cpuMean).padStart(8)}`);
+    console.log(
+      `${r.name.padEnd(width)}  ${ms(r.wallMedian).padStart(11)}  ${ms(r.wallFastest).padStart(12)}  ${ms(r.cpuMean).padStart(8)}`,
+    );
   }
-  console.log(`binary: ${(fs.statSync(BINARY).size / 1e6).toFixed(1)} MB; load average ${fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
+  console.log(
+    `binary: ${(fs.statSync(BINARY).size / 1e6).toFixed(1)} MB; load average ${fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`,
+  );
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) await main();

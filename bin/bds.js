@@ -53,7 +53,11 @@ async function start() {
 
   // Assigned, not spread: the runtime reads the working folder only when a command asks for it, and standard
   // input (which Node opens on first use) only when a command reads it.
-  const runtime = Object.assign(processRuntime(), { stdout: process.stdout, stderr: process.stderr, signal: controller.signal });
+  const runtime = Object.assign(processRuntime(), {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    signal: controller.signal,
+  });
   Object.defineProperty(runtime, 'stdin', { get: () => process.stdin, enumerable: true });
   const code = await main(process.argv.slice(2), runtime);
   // Let stdout drain (a pipe may be asynchronous), then leave without waiting for idle sockets. A result that

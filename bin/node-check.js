@@ -15,5 +15,7 @@ export function nodeTooOld(version) {
 
 /** The one line (without its newline) for stderr on a Node that is too old. */
 export function tooOldMessage(version) {
-  return 'bds: Node.js ' + version + ' is too old; bds needs Node.js ' + NEEDED.major + '.' + NEEDED.minor + ' or newer';
+  return (
+    'bds: Node.js ' + version + ' is too old; bds needs Node.js ' + NEEDED.major + '.' + NEEDED.minor + ' or newer'
+  );
 }

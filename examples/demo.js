@@ -40,7 +40,9 @@ function bds(...args) {
       process.stdout.write(chunk);
     });
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(stdout) : reject(new Error(`bds ${args[0]} exited with ${code}`))));
+    child.on('close', (code) =>
+      code === 0 ? resolve(stdout) : reject(new Error(`bds ${args[0]} exited with ${code}`)),
+    );
   });
 }
 

@@ -54,7 +54,8 @@ const ARM64_SYSROOT = '/usr/aarch64-linux-gnu';
  * fails the build.
  */
 const EMPTY_IMPORT_META_ALLOWED = {
-  'version.js': 'reads package.json, the package folder and examples/ only when __BDS_VERSION__ is not defined and not in a SEA',
+  'version.js':
+    'reads package.json, the package folder and examples/ only when __BDS_VERSION__ is not defined and not in a SEA',
   'pool.js': 'finds worker.js beside itself only when globalThis.__bdsWorkerSource (the banner below) is not set',
 };
 
@@ -63,7 +64,8 @@ const step = (text) => process.stdout.write(`build:binary: ${text}\n`);
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const arches = process.argv.slice(2);
-  for (const arch of arches) if (!ARCHES.includes(arch)) fail(`usage: node scripts/build-binary.js [${ARCHES.join('|')}]...`);
+  for (const arch of arches)
+    if (!ARCHES.includes(arch)) fail(`usage: node scripts/build-binary.js [${ARCHES.join('|')}]...`);
   await buildBinaries(arches.length ? arches : ARCHES);
 }
 
@@ -72,7 +74,8 @@ export async function buildBinaries(arches) {
   if (process.platform !== 'linux' || process.arch !== 'x64') {
     fail(`builds the Linux binaries on Linux x64 only, not on ${process.platform} ${process.arch}`);
   }
-  if (!fs.existsSync(path.join(ROOT, 'dist'))) fail('dist/ is missing: run `npm run build:binary` (it builds dist/ first)');
+  if (!fs.existsSync(path.join(ROOT, 'dist')))
+    fail('dist/ is missing: run `npm run build:binary` (it builds dist/ first)');
   const { version } = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
   const nodeVersion = PINNED[NODE_LINE].version;
   const builder = attempt(() => nodeFromNpm(NODE_LINE, 'x64'));
@@ -95,8 +98,14 @@ export async function buildBinaries(arches) {
     banner = `globalThis.__bdsWorkerSource = ${JSON.stringify(source)};`;
     step(`worker ${path.relative(ROOT, WORKER_ENTRY)} embedded (${kB(Buffer.byteLength(source))})`);
   }
-  await bundle({ entryPoints: [ENTRY], outfile: path.join(work, 'bds.cjs'), ...(banner ? { banner: { js: banner } } : {}) }, version, bundled);
-  step(`bundle bin/bds.js -> one CommonJS file, ${kB(fs.statSync(path.join(work, 'bds.cjs')).size)}, version ${version}`);
+  await bundle(
+    { entryPoints: [ENTRY], outfile: path.join(work, 'bds.cjs'), ...(banner ? { banner: { js: banner } } : {}) },
+    version,
+    bundled,
+  );
+  step(
+    `bundle bin/bds.js -> one CommonJS file, ${kB(fs.statSync(path.join(work, 'bds.cjs')).size)}, version ${version}`,
+  );
 
   fs.mkdirSync(RELEASE, { recursive: true });
   for (const arch of arches) {
@@ -136,7 +145,8 @@ export async function buildBinaries(arches) {
     if (runner) {
       const [command, ...args] = [...runner, output, '--version'];
       const reported = execFileSync(command, args, { encoding: 'utf8', env: { PATH: '/nonexistent' } }).trim();
-      if (reported !== version) fail(`${path.relative(ROOT, output)} --version printed ${JSON.stringify(reported)}, not ${version}`);
+      if (reported !== version)
+        fail(`${path.relative(ROOT, output)} --version printed ${JSON.stringify(reported)}, not ${version}`);
     }
     step(
       `${path.relative(ROOT, output)}: ${MB(fs.statSync(output).size)}, bds ${version} on Node ${nodeVersion}` +
@@ -147,7 +157,8 @@ export async function buildBinaries(arches) {
   // The Node.js licence is the same text in each architecture's package: one copy, checked.
   const nodeLicense = fs.readFileSync(path.join(packages[arches[0]], 'LICENSE'), 'utf8');
   for (const arch of arches) {
-    if (fs.readFileSync(path.join(packages[arch], 'LICENSE'), 'utf8') !== nodeLicense) fail(`node-linux-${arch}'s LICENSE differs from node-linux-${arches[0]}'s`);
+    if (fs.readFileSync(path.join(packages[arch], 'LICENSE'), 'utf8') !== nodeLicense)
+      fail(`node-linux-${arch}'s LICENSE differs from node-linux-${arches[0]}'s`);
   }
   const notices = [[`Node.js ${nodeVersion}`, nodeLicense]];
   for (const dir of [...bundled].sort()) {
@@ -158,7 +169,10 @@ export async function buildBinaries(arches) {
   fs.writeFileSync(
     LICENSES,
     notices
-      .map(([what, text]) => `${what}\n${'='.repeat(what.length)}\n\n${text ? text.trim() : '(no licence file in the package; see its package.json)'}\n`)
+      .map(
+        ([what, text]) =>
+          `${what}\n${'='.repeat(what.length)}\n\n${text ? text.trim() : '(no licence file in the package; see its package.json)'}\n`,
+      )
       .join('\n'),
   );
   step(`${path.relative(ROOT, LICENSES)}: Node.js and ${bundled.size} bundled packages`);
@@ -170,7 +184,10 @@ function runnerFor(arch) {
   if (arch === process.arch) return [];
   if (arch !== 'arm64' || !fs.existsSync(ARM64_SYSROOT)) return undefined;
   // By its full path: the binary runs with no PATH, to show that it needs no Node from there.
-  const qemu = (process.env.PATH ?? '').split(path.delimiter).map((dir) => path.join(dir, 'qemu-aarch64')).find((file) => fs.existsSync(file));
+  const qemu = (process.env.PATH ?? '')
+    .split(path.delimiter)
+    .map((dir) => path.join(dir, 'qemu-aarch64'))
+    .find((file) => fs.existsSync(file));
   return qemu ? [qemu, '-L', ARM64_SYSROOT] : undefined;
 }
 
@@ -192,7 +209,9 @@ async function bundle(options, version, bundled) {
       ...options,
     });
   } catch (error) {
-    return fail(`esbuild failed:\n${(error.errors ?? []).map((e) => `  ${formatMessage(e)}`).join('\n') || error.message}`);
+    return fail(
+      `esbuild failed:\n${(error.errors ?? []).map((e) => `  ${formatMessage(e)}`).join('\n') || error.message}`,
+    );
   }
   const unexpected = result.warnings.filter(
     (w) => !(w.id === 'empty-import-meta' && w.location && path.basename(w.location.file) in EMPTY_IMPORT_META_ALLOWED),

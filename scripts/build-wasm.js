@@ -20,7 +20,19 @@ const OUTPUT = path.join(ROOT, 'src', 'core', 'datapass', 'jsonl-wasm.generated.
 
 let wasm;
 const { error, stderr } = await asc.main(
-  [path.relative(ROOT, SOURCE), '--baseDir', ROOT, '-O3', '--runtime', 'stub', '--noAssert', '--enable', 'simd', '--outFile', 'jsonl.wasm'],
+  [
+    path.relative(ROOT, SOURCE),
+    '--baseDir',
+    ROOT,
+    '-O3',
+    '--runtime',
+    'stub',
+    '--noAssert',
+    '--enable',
+    'simd',
+    '--outFile',
+    'jsonl.wasm',
+  ],
   {
     writeFile(name, contents) {
       if (name.endsWith('.wasm')) wasm = contents;
@@ -28,7 +40,9 @@ const { error, stderr } = await asc.main(
   },
 );
 if (error || !wasm) {
-  process.stderr.write(`build-wasm: asc failed to compile ${path.relative(ROOT, SOURCE)}\n${stderr.toString()}\n${error ?? ''}\n`);
+  process.stderr.write(
+    `build-wasm: asc failed to compile ${path.relative(ROOT, SOURCE)}\n${stderr.toString()}\n${error ?? ''}\n`,
+  );
   process.exit(1);
 }
 

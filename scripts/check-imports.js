@@ -17,9 +17,15 @@ const ALLOWED = [
   // the delivery records, the locks and the user's config file all write through it.
   ['core/datapass/', ['core/datapass/', 'core/errors.ts', 'core/checks.ts', 'core/files.ts']],
   ['core/preflight/', ['core/preflight/', 'core/errors.ts', 'core/checks.ts', 'core/api/types.ts']],
-  ['core/settings/', ['core/settings/', 'core/errors.ts', 'core/checks.ts', 'core/runtime.ts', 'core/api/', 'core/files.ts']],
+  [
+    'core/settings/',
+    ['core/settings/', 'core/errors.ts', 'core/checks.ts', 'core/runtime.ts', 'core/api/', 'core/files.ts'],
+  ],
   ['core/files.ts', []],
-  ['core/monitoring/', ['core/monitoring/', 'core/errors.ts', 'core/checks.ts', 'core/api/', 'core/delivery/', 'core/files.ts']],
+  [
+    'core/monitoring/',
+    ['core/monitoring/', 'core/errors.ts', 'core/checks.ts', 'core/api/', 'core/delivery/', 'core/files.ts'],
+  ],
   ['core/', ['core/']],
 ];
 /** Packages the core never imports: the command line's. */
@@ -36,7 +42,9 @@ function sources(dir) {
 /** Every module a file imports: static, type-only, re-exported and dynamic. */
 function importsOf(file) {
   const text = fs.readFileSync(file, 'utf8');
-  const specifiers = [...text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^;]*?from\s*'([^']+)'|import\(\s*'([^']+)'\s*\)/g)].map((m) => m[1] ?? m[2]);
+  const specifiers = [
+    ...text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^;]*?from\s*'([^']+)'|import\(\s*'([^']+)'\s*\)/g),
+  ].map((m) => m[1] ?? m[2]);
   return specifiers.map((specifier) => {
     if (!specifier.startsWith('.')) return { package: specifier.split('/')[0] };
     return { file: path.resolve(path.dirname(file), specifier).replace(/\.js$/, '.ts') };
@@ -53,12 +61,15 @@ for (const [file, imports] of graph) {
   const rule = ALLOWED.find(([prefix]) => from.startsWith(prefix));
   for (const imported of imports) {
     if (imported.package) {
-      if (from.startsWith('core/') && CLI_PACKAGES.includes(imported.package)) problems.push(`${from} imports ${imported.package}`);
+      if (from.startsWith('core/') && CLI_PACKAGES.includes(imported.package))
+        problems.push(`${from} imports ${imported.package}`);
       continue;
     }
     const to = rel(imported.file);
-    if (!fs.existsSync(imported.file) && !to.endsWith('.generated.ts')) problems.push(`${from} imports ${to}, which does not exist`);
-    if (rule && !rule[1].some((prefix) => to.startsWith(prefix))) problems.push(`${from} imports ${to}: ${rule[0]} may import only ${rule[1].join(', ')}`);
+    if (!fs.existsSync(imported.file) && !to.endsWith('.generated.ts'))
+      problems.push(`${from} imports ${to}, which does not exist`);
+    if (rule && !rule[1].some((prefix) => to.startsWith(prefix)))
+      problems.push(`${from} imports ${to}: ${rule[0]} may import only ${rule[1].join(', ')}`);
   }
 }
 
@@ -70,7 +81,8 @@ function visit(file) {
   stack.push(file);
   for (const { file: next } of graph.get(file) ?? []) {
     if (!next || !graph.has(next)) continue;
-    if (state.get(next) === 'open') problems.push(`import circle: ${[...stack.slice(stack.indexOf(next)), next].map(rel).join(' → ')}`);
+    if (state.get(next) === 'open')
+      problems.push(`import circle: ${[...stack.slice(stack.indexOf(next)), next].map(rel).join(' → ')}`);
     else if (!state.has(next)) visit(next);
   }
   stack.pop();
@@ -79,7 +91,9 @@ function visit(file) {
 for (const file of files) if (!state.has(file)) visit(file);
 
 if (problems.length > 0) {
-  console.error(`src/ has ${problems.length} import problem${problems.length === 1 ? '' : 's'}:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+  console.error(
+    `src/ has ${problems.length} import problem${problems.length === 1 ? '' : 's'}:\n${problems.map((p) => `  ${p}`).join('\n')}`,
+  );
   process.exit(1);
 }
 console.log(`src/: ${files.length} modules, no import circle, every import allowed`);

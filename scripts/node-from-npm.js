@@ -19,10 +19,30 @@ import { fileURLToPath } from 'node:url';
  * one pinned for arm64 too (the same release for both: the npm packages do not publish every release for both).
  */
 export const PINNED = {
-  18: { version: '18.20.8', integrity: { x64: 'sha512-JWUTwZ9vMOjZXMtiBc74OZn12DXb4skKfY4Nlyc17Ss8BTaxjwkXAw6xZb0Ck5afUYU/neBbrHjo9O3baF34ww==' } },
-  '20.19': { version: '20.19.6', integrity: { x64: 'sha512-nSaDjLjUZdsLMDckfinsQl+hvKifYUuzO7swyacVzrKAIi0ByaORSE1DpaRTjxfCq3mETV/3uTlKXStzd2nJWQ==' } },
-  22: { version: '22.23.3', integrity: { x64: 'sha512-qHnz5tFsHoj/WM+uRENVjWONi5hVvmwrgq8A4V76KpuVNAc4+jwK8x4gwbobE9BtHNg/AKR2583eYorLF/c7ng==' } },
-  24: { version: '24.21.0', integrity: { x64: 'sha512-3nULszZ5X0fciYpG0t6TrdApJzAn8+FlINP6OiMX7V8HrvpATPN936U1LlReOJriLRa4e8yEqQBYCnLyPNAs7Q==' } },
+  18: {
+    version: '18.20.8',
+    integrity: {
+      x64: 'sha512-JWUTwZ9vMOjZXMtiBc74OZn12DXb4skKfY4Nlyc17Ss8BTaxjwkXAw6xZb0Ck5afUYU/neBbrHjo9O3baF34ww==',
+    },
+  },
+  20.19: {
+    version: '20.19.6',
+    integrity: {
+      x64: 'sha512-nSaDjLjUZdsLMDckfinsQl+hvKifYUuzO7swyacVzrKAIi0ByaORSE1DpaRTjxfCq3mETV/3uTlKXStzd2nJWQ==',
+    },
+  },
+  22: {
+    version: '22.23.3',
+    integrity: {
+      x64: 'sha512-qHnz5tFsHoj/WM+uRENVjWONi5hVvmwrgq8A4V76KpuVNAc4+jwK8x4gwbobE9BtHNg/AKR2583eYorLF/c7ng==',
+    },
+  },
+  24: {
+    version: '24.21.0',
+    integrity: {
+      x64: 'sha512-3nULszZ5X0fciYpG0t6TrdApJzAn8+FlINP6OiMX7V8HrvpATPN936U1LlReOJriLRa4e8yEqQBYCnLyPNAs7Q==',
+    },
+  },
   26: {
     version: '26.10.0',
     integrity: {
@@ -45,7 +65,8 @@ export function nodePackageFromNpm(line, arch = 'x64', env = process.env) {
   const pin = PINNED[line];
   if (!pin) throw new Error(`no pinned Node ${line} (pinned: ${Object.keys(PINNED).join(', ')})`);
   const integrity = pin.integrity[arch];
-  if (!integrity) throw new Error(`no pinned Node ${line} for ${arch} (pinned for: ${Object.keys(pin.integrity).join(', ')})`);
+  if (!integrity)
+    throw new Error(`no pinned Node ${line} for ${arch} (pinned for: ${Object.keys(pin.integrity).join(', ')})`);
   const name = `node-linux-${arch}`;
   const dir = path.join(cacheDir(env), `${name}-${pin.version}`);
   const pkg = path.join(dir, 'node_modules', name);
@@ -60,8 +81,18 @@ export function nodePackageFromNpm(line, arch = 'x64', env = process.env) {
       // --force: npm refuses a package whose `os`/`cpu` is not this machine's (the arm64 one on x64) without it.
       execFileSync(
         npm,
-        ['install', '--prefix', temp, '--no-save', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error',
-          ...(arch === process.arch ? [] : ['--force']), `${name}@${pin.version}`],
+        [
+          'install',
+          '--prefix',
+          temp,
+          '--no-save',
+          '--ignore-scripts',
+          '--no-audit',
+          '--no-fund',
+          '--loglevel=error',
+          ...(arch === process.arch ? [] : ['--force']),
+          `${name}@${pin.version}`,
+        ],
         { stdio: ['ignore', 'pipe', 'pipe'], env: { ...env, npm_config_update_notifier: 'false' } },
       );
     } catch (error) {
@@ -76,7 +107,9 @@ export function nodePackageFromNpm(line, arch = 'x64', env = process.env) {
     }
     // A Node of another architecture cannot run here; the integrity above vouches for it.
     if (arch === process.arch) {
-      const reported = execFileSync(path.join(temp, 'node_modules', name, 'bin', 'node'), ['--version'], { encoding: 'utf8' }).trim();
+      const reported = execFileSync(path.join(temp, 'node_modules', name, 'bin', 'node'), ['--version'], {
+        encoding: 'utf8',
+      }).trim();
       if (reported !== `v${pin.version}`) throw new Error(`${name}@${pin.version} reports ${reported}`);
     }
     try {

@@ -32,10 +32,17 @@ const step = (text) => process.stdout.write(`release: ${text}\n`);
 
 const { name, version } = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
 const epoch = sourceDateEpoch();
-const env = { ...process.env, SOURCE_DATE_EPOCH: String(epoch), npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' };
+const env = {
+  ...process.env,
+  SOURCE_DATE_EPOCH: String(epoch),
+  npm_config_update_notifier: 'false',
+  npm_config_fund: 'false',
+  npm_config_audit: 'false',
+};
 step(`${name} ${version}, SOURCE_DATE_EPOCH=${epoch} (${new Date(epoch * 1000).toISOString()})`);
 const dirty = git(['status', '--porcelain', '--untracked-files=no']);
-if (dirty) step(`warning: the work tree has changes that are not committed; this release is not the commit's:\n${dirty}`);
+if (dirty)
+  step(`warning: the work tree has changes that are not committed; this release is not the commit's:\n${dirty}`);
 
 fs.rmSync(RELEASE, { recursive: true, force: true });
 fs.mkdirSync(RELEASE);
@@ -52,22 +59,32 @@ const sbomFile = path.join(RELEASE, `bds-${version}.sbom.cdx.json`);
 const temp = fs.mkdtempSync(path.join(os.tmpdir(), 'bds-release-'));
 process.on('exit', () => fs.rmSync(temp, { recursive: true, force: true }));
 const generated = path.join(temp, 'sbom.json');
-run(process.execPath, [
-  SBOM_GENERATOR,
-  '--omit', 'dev',
-  '--flatten-components',
-  '--output-reproducible',
-  '--spec-version', '1.6',
-  '--output-format', 'JSON',
-  '--mc-type', 'application',
-  '--validate',
-  '--output-file', generated,
-  path.join(ROOT, 'package.json'),
-], { quiet: true });
+run(
+  process.execPath,
+  [
+    SBOM_GENERATOR,
+    '--omit',
+    'dev',
+    '--flatten-components',
+    '--output-reproducible',
+    '--spec-version',
+    '1.6',
+    '--output-format',
+    'JSON',
+    '--mc-type',
+    'application',
+    '--validate',
+    '--output-file',
+    generated,
+    path.join(ROOT, 'package.json'),
+  ],
+  { quiet: true },
+);
 const sbom = JSON.parse(fs.readFileSync(generated, 'utf8'));
 dropDevOnly(sbom);
 for (const component of sbom.components) {
-  if (!component.version || !component.licenses?.length) fail(`the SBOM's ${component.name} has no ${component.version ? 'licence' : 'version'}`);
+  if (!component.version || !component.licenses?.length)
+    fail(`the SBOM's ${component.name} has no ${component.version ? 'licence' : 'version'}`);
 }
 const dependencies = sbom.components.length;
 addNode(sbom);
@@ -75,11 +92,23 @@ sbom.metadata.timestamp = new Date(epoch * 1000).toISOString().replace(/\.000Z$/
 delete sbom.serialNumber;
 sbom.serialNumber = serialNumberOf(sbom);
 fs.writeFileSync(sbomFile, `${JSON.stringify(sbom, null, 2)}\n`);
-step(`${path.basename(sbomFile)}: ${dependencies} runtime dependencies and Node.js ${PINNED[NODE_LINE].version} (${ARCHES.join(', ')})`);
+step(
+  `${path.basename(sbomFile)}: ${dependencies} runtime dependencies and Node.js ${PINNED[NODE_LINE].version} (${ARCHES.join(', ')})`,
+);
 
 // The checksums, of every other file, by name.
-const files = fs.readdirSync(RELEASE).filter((file) => file !== 'SHA256SUMS').sort();
-const sums = files.map((file) => `${createHash('sha256').update(fs.readFileSync(path.join(RELEASE, file))).digest('hex')}  ${file}\n`).join('');
+const files = fs
+  .readdirSync(RELEASE)
+  .filter((file) => file !== 'SHA256SUMS')
+  .sort();
+const sums = files
+  .map(
+    (file) =>
+      `${createHash('sha256')
+        .update(fs.readFileSync(path.join(RELEASE, file)))
+        .digest('hex')}  ${file}\n`,
+  )
+  .join('');
 fs.writeFileSync(path.join(RELEASE, 'SHA256SUMS'), sums);
 process.stdout.write(`\nrelease/SHA256SUMS:\n${sums}`);
 step(`release/ written in ${((Date.now() - started) / 1000).toFixed(1)} s`);
@@ -113,7 +142,8 @@ function addNode(bom) {
   const pin = PINNED[NODE_LINE];
   for (const arch of ARCHES) {
     const pkg = JSON.parse(fs.readFileSync(path.join(nodePackageFromNpm(NODE_LINE, arch), 'package.json'), 'utf8'));
-    if (pkg.version !== pin.version || pkg.license !== 'MIT') fail(`node-linux-${arch}: version ${pkg.version}, licence ${pkg.license}`);
+    if (pkg.version !== pin.version || pkg.license !== 'MIT')
+      fail(`node-linux-${arch}: version ${pkg.version}, licence ${pkg.license}`);
     const ref = `node-linux-${arch}@${pin.version}`;
     bom.components.push({
       type: 'platform',
@@ -123,7 +153,9 @@ function addNode(bom) {
       description: `Node.js, the runtime embedded in release/bds-linux-${arch} (from the npm package node-linux-${arch})`,
       licenses: [{ license: { id: 'MIT' } }],
       purl: `pkg:npm/node-linux-${arch}@${pin.version}`,
-      hashes: [{ alg: 'SHA-512', content: Buffer.from(pin.integrity[arch].replace(/^sha512-/, ''), 'base64').toString('hex') }],
+      hashes: [
+        { alg: 'SHA-512', content: Buffer.from(pin.integrity[arch].replace(/^sha512-/, ''), 'base64').toString('hex') },
+      ],
       externalReferences: [{ type: 'website', url: 'https://nodejs.org/' }],
       properties: [{ name: 'bds:embedded-in', value: `bds-linux-${arch}` }],
     });
@@ -166,7 +198,13 @@ function git(args) {
 /** Runs a program; its stdout is returned when `quiet`, else shown. Its output is shown when it fails. */
 function run(file, args, { quiet = false } = {}) {
   try {
-    return execFileSync(file, args, { cwd: ROOT, env, encoding: 'utf8', stdio: ['ignore', quiet ? 'pipe' : 'inherit', 'pipe'], maxBuffer: 64 << 20 });
+    return execFileSync(file, args, {
+      cwd: ROOT,
+      env,
+      encoding: 'utf8',
+      stdio: ['ignore', quiet ? 'pipe' : 'inherit', 'pipe'],
+      maxBuffer: 64 << 20,
+    });
   } catch (error) {
     const output = `${error.stdout ?? ''}${error.stderr ?? ''}`.trim();
     return fail(`${path.basename(file)} ${args.join(' ')} failed${output ? `:\n${output}` : `: ${error.message}`}`);

@@ -4,7 +4,14 @@
 // environment, working folder and home are read only when a function is called, and only for what its
 // options leave out.
 
-import { check as checkUseCase, checkMany as checkManyUseCase, type CheckManyOptions, type CheckManyResult, type CheckOptions, type CheckResult } from './core/delivery/check.js';
+import {
+  check as checkUseCase,
+  checkMany as checkManyUseCase,
+  type CheckManyOptions,
+  type CheckManyResult,
+  type CheckOptions,
+  type CheckResult,
+} from './core/delivery/check.js';
 import { deliverFolders, type DeliverManyOptions, type DeliverManyResult } from './core/delivery/deliver-many.js';
 import { deliverFolder, type DeliverOptions, type DeliverResult, type DryRunResult } from './core/delivery/deliver.js';
 import type { EventListener } from './core/delivery/events.js';
@@ -32,9 +39,20 @@ export {
 } from './core/errors.js';
 export type { InterruptReason, RequestInfo } from './core/errors.js';
 export { RecordNotSavedError } from './core/delivery/delivery.js';
-export type { CheckFailure, CheckManyOptions, CheckManyResult, CheckOptions, CheckResult } from './core/delivery/check.js';
+export type {
+  CheckFailure,
+  CheckManyOptions,
+  CheckManyResult,
+  CheckOptions,
+  CheckResult,
+} from './core/delivery/check.js';
 export type { DeliverOptions, DeliverResult, DryRunResult } from './core/delivery/deliver.js';
-export type { DeliverManyOptions, DeliverManyResult, FailedDelivery, MonthResult } from './core/delivery/deliver-many.js';
+export type {
+  DeliverManyOptions,
+  DeliverManyResult,
+  FailedDelivery,
+  MonthResult,
+} from './core/delivery/deliver-many.js';
 export type { FailureData } from './core/delivery/failure.js';
 export type { SchemaChanges } from './core/delivery/plan.js';
 export type { ColumnChange, ColumnDiff, ColumnEntry } from './core/preflight/columns.js';
@@ -88,7 +106,13 @@ const FOLDER_OPTIONS = {
   sourceId: 'string',
 } as const satisfies Record<string, OptionKind>;
 
-const DELIVERY_CHOICES = { force: 'boolean', dryRun: 'boolean', skipDelivered: 'boolean', wait: 'boolean', timeout: 'number' } as const satisfies Record<string, OptionKind>;
+const DELIVERY_CHOICES = {
+  force: 'boolean',
+  dryRun: 'boolean',
+  skipDelivered: 'boolean',
+  wait: 'boolean',
+  timeout: 'number',
+} as const satisfies Record<string, OptionKind>;
 
 /** The pre-flight of deliver, offline: no key, no base URL, no request. */
 export function check(options: CheckOptions & LibraryOptions): Promise<CheckResult> {
@@ -112,7 +136,13 @@ export function deliver(options: DeliverOptions & LibraryOptions & { dryRun?: fa
 export function deliver(options: DeliverOptions & LibraryOptions & { dryRun: true }): Promise<DryRunResult>;
 export function deliver(options: DeliverOptions & LibraryOptions): Promise<DeliverResult | DryRunResult>;
 export function deliver(options: DeliverOptions & LibraryOptions): Promise<DeliverResult | DryRunResult> {
-  return withOperation('deliver', options, { ...FOLDER_OPTIONS, ...DELIVERY_CHOICES }, (op) => deliverFolder(options, op), ['dir']);
+  return withOperation(
+    'deliver',
+    options,
+    { ...FOLDER_OPTIONS, ...DELIVERY_CHOICES },
+    (op) => deliverFolder(options, op),
+    ['dir'],
+  );
 }
 
 /**
@@ -122,7 +152,13 @@ export function deliver(options: DeliverOptions & LibraryOptions): Promise<Deliv
  * month's. The signal stops every month (records saved) and rejects as `deliver` does.
  */
 export async function deliverMany(options: DeliverManyOptions & LibraryOptions): Promise<DeliverManyResult> {
-  const kinds = { dirs: 'folders', product: 'product', sourceId: 'string', jobs: 'number', ...DELIVERY_CHOICES } as const;
+  const kinds = {
+    dirs: 'folders',
+    product: 'product',
+    sourceId: 'string',
+    jobs: 'number',
+    ...DELIVERY_CHOICES,
+  } as const;
   return withOperation(
     'deliverMany',
     options,
@@ -141,16 +177,28 @@ export function whoami(options: LibraryOptions = {}): Promise<WhoamiResult> {
 }
 
 export function listBatches(options: ListOptions & LibraryOptions = {}): Promise<{ batches: BatchListEntry[] }> {
-  return withOperation('listBatches', options, { sourceId: 'string', period: 'string', product: 'product', status: 'string' }, (op) => service.listBatches(options, op));
+  return withOperation(
+    'listBatches',
+    options,
+    { sourceId: 'string', period: 'string', product: 'product', status: 'string' },
+    (op) => service.listBatches(options, op),
+  );
 }
 
 export function registerSource(options: RegisterSourceOptions & LibraryOptions): Promise<Source> {
-  return withOperation('registerSource', options, { name: 'string', description: 'string' }, (op) => service.registerSource(options, op));
+  return withOperation('registerSource', options, { name: 'string', description: 'string' }, (op) =>
+    service.registerSource(options, op),
+  );
 }
 
-
 /** What status and waitForReview take besides what every function takes (failOn: a string or a list). */
-const STATUS_OPTIONS = { sourceId: 'string', since: 'string', until: 'string', period: 'string', product: 'product' } as const satisfies Record<string, OptionKind>;
+const STATUS_OPTIONS = {
+  sourceId: 'string',
+  since: 'string',
+  until: 'string',
+  period: 'string',
+  product: 'product',
+} as const satisfies Record<string, OptionKind>;
 
 /**
  * Where each month stands: the object `bds status --json` prints. A rejected or missing month does not reject:
@@ -166,7 +214,9 @@ export function status(options: StatusOptions & LibraryOptions = {}): Promise<St
  * state `failOn` names (default rejected), or is still pending at the timeout.
  */
 export function waitForReview(options: WaitForReviewOptions & LibraryOptions = {}): Promise<StatusResult> {
-  return withOperation('waitForReview', options, { ...STATUS_OPTIONS, timeout: 'number' }, (op) => review.waitForReview(options, op));
+  return withOperation('waitForReview', options, { ...STATUS_OPTIONS, timeout: 'number' }, (op) =>
+    review.waitForReview(options, op),
+  );
 }
 
 /**
@@ -189,10 +239,15 @@ async function withOperation<T>(
   if (outer?.aborted) onAbort();
   else outer?.addEventListener('abort', onAbort, { once: true });
   try {
-    const flags = { apiKey: options.apiKey, baseUrl: options.baseUrl, profile: options.profile, config: options.config, source: options.sourceId };
+    const flags = {
+      apiKey: options.apiKey,
+      baseUrl: options.baseUrl,
+      profile: options.profile,
+      config: options.config,
+      source: options.sourceId,
+    };
     return await work(new Operation(runtime, flags, { signal: controller.signal, onEvent: options.onEvent }));
   } finally {
     outer?.removeEventListener('abort', onAbort);
   }
 }
-

@@ -34,7 +34,9 @@ function workingFolder(): string {
   } catch (error) {
     const code = errnoCode(error);
     throw new UsageError(
-      code === 'ENOENT' ? 'the working folder no longer exists (it was deleted or moved)' : `cannot read the working folder (${code ?? 'unreadable'})`,
+      code === 'ENOENT'
+        ? 'the working folder no longer exists (it was deleted or moved)'
+        : `cannot read the working folder (${code ?? 'unreadable'})`,
       { hint: 'cd to an existing folder and run the command again' },
     );
   }

@@ -10,7 +10,19 @@ import { InterruptedError } from '../src/core/errors.js';
 import type { FolderCheck } from '../src/core/preflight/folder.js';
 import { deliverMany, type DeliveryEvent } from '../src/index.js';
 import type { Sandbox } from '../src/sandbox/emulator.js';
-import { count, makeFolder, newSource, RECORDS_SCHEMA, run, sandbox, sandboxEnv, tempDir, type Folder, type FolderOptions, until } from './helpers.js';
+import {
+  count,
+  makeFolder,
+  newSource,
+  RECORDS_SCHEMA,
+  run,
+  sandbox,
+  sandboxEnv,
+  tempDir,
+  type Folder,
+  type FolderOptions,
+  until,
+} from './helpers.js';
 
 const ANSI_COLOUR = /\u001b\[[0-9;]*m/;
 const MONTHS_OF_2023 = Array.from({ length: 12 }, (_, i) => `2023-${String(i + 1).padStart(2, '0')}`);
@@ -30,7 +42,12 @@ function months(periods: string[], options: FolderOptions & { name?: (period: st
 /** The most uploads the storage host was serving at one moment. */
 function mostUploadsAtOnce(box: Sandbox): number {
   const uploads = box.requests.filter((r) => r.route === 'upload');
-  return Math.max(0, ...uploads.map((u) => uploads.filter((o) => o.startedAt <= u.startedAt && (o.endedAt ?? Infinity) > u.startedAt).length));
+  return Math.max(
+    0,
+    ...uploads.map(
+      (u) => uploads.filter((o) => o.startedAt <= u.startedAt && (o.endedAt ?? Infinity) > u.startedAt).length,
+    ),
+  );
 }
 
 /** Batches by period: [period, status] pairs, sorted. */
@@ -61,7 +78,11 @@ describe('bds deliver <dir>...', () => {
     }
     const rows = res.stdout.split('\n').filter((line) => /^2024-0\d /.test(line));
     const recordsOf = (period: string) => folders.find((f) => f.dir.endsWith(period))!.records;
-    expect(rows).toEqual(batches.map((b) => expect.stringMatching(new RegExp(`^${b.period} +records +delivered +${b.id} +${recordsOf(b.period)} `))));
+    expect(rows).toEqual(
+      batches.map((b) =>
+        expect.stringMatching(new RegExp(`^${b.period} +records +delivered +${b.id} +${recordsOf(b.period)} `)),
+      ),
+    );
     expect(res.stdout).toContain('All 3 folders are delivered.');
 
     const requestsBefore = box.requests.length;
@@ -69,7 +90,13 @@ describe('bds deliver <dir>...', () => {
     expect(again.code).toBe(0);
     expect(again.json()).toMatchObject({
       exit_code: 0,
-      deliveries: batches.map((b) => ({ period: b.period, product: 'records', batch: { id: b.id, status: 'received' }, skipped: true, error: null })),
+      deliveries: batches.map((b) => ({
+        period: b.period,
+        product: 'records',
+        batch: { id: b.id, status: 'received' },
+        skipped: true,
+        error: null,
+      })),
     });
     const sent = box.requests.slice(requestsBefore).map((r) => r.route);
     expect(sent).not.toContain('create');
@@ -83,7 +110,10 @@ describe('bds deliver <dir>...', () => {
     const home = tempDir();
     const folders = months(['2024-01', '2024-02']);
     await run(['deliver', folders[0]!.dir, '--source', source], { env: sandboxEnv(box), home });
-    const res = await run(['deliver', ...folders.map((f) => f.dir), '--source', source, '--dry-run'], { env: sandboxEnv(box), home });
+    const res = await run(['deliver', ...folders.map((f) => f.dir), '--source', source, '--dry-run'], {
+      env: sandboxEnv(box),
+      home,
+    });
     expect(res.code).toBe(0);
     expect(res.stdout).toMatch(/^2024-01 +records +would skip +bat_\w+ +3 /m);
     expect(res.stdout).toMatch(/^2024-02 +records +would deliver +4 /m);
@@ -93,11 +123,24 @@ describe('bds deliver <dir>...', () => {
 
   it('each month compares its schema with the month before it in the run, however the deliveries interleave', async () => {
     const box = await sandbox();
-    const withEmail = { ...RECORDS_SCHEMA, objects: { orders: [...RECORDS_SCHEMA.objects.orders, { name: 'email', role: 'identifier', kind: 'string' }] } };
+    const withEmail = {
+      ...RECORDS_SCHEMA,
+      objects: { orders: [...RECORDS_SCHEMA.objects.orders, { name: 'email', role: 'identifier', kind: 'string' }] },
+    };
     const [january] = months(['2024-01']);
     const [february] = months(['2024-02'], { schema: withEmail, records: 4 });
     const [march] = months(['2024-03'], { records: 5 });
-    const args = ['deliver', january!.dir, february!.dir, march!.dir, '--source', newSource(box), '--jobs', '3', '--json'];
+    const args = [
+      'deliver',
+      january!.dir,
+      february!.dir,
+      march!.dir,
+      '--source',
+      newSource(box),
+      '--jobs',
+      '3',
+      '--json',
+    ];
     const home = tempDir();
     for (const attempt of ['first', 'again']) {
       const res = await run(args, { env: sandboxEnv(box), home });
@@ -105,8 +148,16 @@ describe('bds deliver <dir>...', () => {
       const [jan, feb, mar] = res.json().deliveries;
       // January has no month before it: the first time nothing to compare with, then (README) the nearest after.
       if (attempt === 'first') expect(jan.schema_changes).toBeNull();
-      expect(feb.schema_changes, attempt).toMatchObject({ since: { period: '2024-01' }, added: [{ name: 'email' }], removed: [] });
-      expect(mar.schema_changes, attempt).toMatchObject({ since: { period: '2024-02' }, added: [], removed: [{ name: 'email' }] });
+      expect(feb.schema_changes, attempt).toMatchObject({
+        since: { period: '2024-01' },
+        added: [{ name: 'email' }],
+        removed: [],
+      });
+      expect(mar.schema_changes, attempt).toMatchObject({
+        since: { period: '2024-02' },
+        added: [],
+        removed: [{ name: 'email' }],
+      });
     }
   });
 
@@ -115,7 +166,10 @@ describe('bds deliver <dir>...', () => {
     const folders = months(MONTHS_OF_2023);
     const signal = new AbortController().signal;
     for (const dryRun of [[], ['--dry-run']]) {
-      const res = await run(['deliver', ...folders.map((f) => f.dir), '--source', newSource(box), ...dryRun], { env: sandboxEnv(box), signal });
+      const res = await run(['deliver', ...folders.map((f) => f.dir), '--source', newSource(box), ...dryRun], {
+        env: sandboxEnv(box),
+        signal,
+      });
       expect(res.code, res.stderr).toBe(0);
       expect(getEventListeners(signal, 'abort')).toEqual([]);
     }
@@ -125,7 +179,9 @@ describe('bds deliver <dir>...', () => {
     const box = await sandbox();
     const [records] = months(['2024-05']);
     const [episodes] = months(['2024-05'], { product: 'episodes', lines: ['{"t":1}', '{"t":2}'] });
-    const res = await run(['deliver', records!.dir, episodes!.dir, '--source', newSource(box), '--json'], { env: sandboxEnv(box) });
+    const res = await run(['deliver', records!.dir, episodes!.dir, '--source', newSource(box), '--json'], {
+      env: sandboxEnv(box),
+    });
     expect(res.code).toBe(0);
     expect(res.json().deliveries.map((d: any) => [d.period, d.product, d.batch.status])).toEqual([
       ['2024-05', 'records', 'received'],
@@ -197,7 +253,9 @@ describe('the quick checks of every folder come first: any failure is exit 2 and
     const folders = months(['2024-01', '2024-02', '2024-03']);
     writeFileSync(path.join(folders[0]!.dir, 'schema.json'), '{');
     writeFileSync(path.join(folders[2]!.dir, 'report.json'), '[]');
-    const res = await run(['deliver', ...folders.map((f) => f.dir), '--source', newSource(box), '--json'], { env: sandboxEnv(box) });
+    const res = await run(['deliver', ...folders.map((f) => f.dir), '--source', newSource(box), '--json'], {
+      env: sandboxEnv(box),
+    });
     expect(res.code).toBe(2);
     const { error } = res.json();
     expect(error.exit_code).toBe(2);
@@ -209,22 +267,28 @@ describe('the quick checks of every folder come first: any failure is exit 2 and
     expect(box.requests.filter((r) => r.route !== 'me')).toEqual([]);
   });
 
-  it.each([['--period', '2024-01'], ['--file', 'records.jsonl.gz'], ['--schema', 'schema.json'], ['--report', 'report.json']])(
-    '%s is refused with several folders',
-    async (flag, value) => {
-      const box = await sandbox();
-      const folders = months(['2024-01', '2024-02']);
-      const res = await run(['deliver', ...folders.map((f) => f.dir), flag, value, '--source', newSource(box)], { env: sandboxEnv(box) });
-      expect(res.code).toBe(2);
-      expect(res.stderr).toContain(`bds: ${flag} cannot be given with several folders\n`);
-      expect(box.requests).toEqual([]);
-    },
-  );
+  it.each([
+    ['--period', '2024-01'],
+    ['--file', 'records.jsonl.gz'],
+    ['--schema', 'schema.json'],
+    ['--report', 'report.json'],
+  ])('%s is refused with several folders', async (flag, value) => {
+    const box = await sandbox();
+    const folders = months(['2024-01', '2024-02']);
+    const res = await run(['deliver', ...folders.map((f) => f.dir), flag, value, '--source', newSource(box)], {
+      env: sandboxEnv(box),
+    });
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain(`bds: ${flag} cannot be given with several folders\n`);
+    expect(box.requests).toEqual([]);
+  });
 
   it('--jobs out of range is refused with one folder too', async () => {
     const box = await sandbox();
     const [folder] = months(['2024-01']);
-    const res = await run(['deliver', folder!.dir, '--jobs', '99', '--source', newSource(box)], { env: sandboxEnv(box) });
+    const res = await run(['deliver', folder!.dir, '--jobs', '99', '--source', newSource(box)], {
+      env: sandboxEnv(box),
+    });
     expect(res.code).toBe(2);
     expect(res.stderr).toContain('bds: --jobs must be a whole number from 1 to 8, not 99\n');
     expect(count(box, 'create')).toBe(0);
@@ -233,7 +297,9 @@ describe('the quick checks of every folder come first: any failure is exit 2 and
   it.each(['0', '9', 'two', '1.5'])('--jobs %s is refused', async (jobs) => {
     const box = await sandbox();
     const folders = months(['2024-01', '2024-02']);
-    const res = await run(['deliver', ...folders.map((f) => f.dir), '--jobs', jobs, '--source', newSource(box)], { env: sandboxEnv(box) });
+    const res = await run(['deliver', ...folders.map((f) => f.dir), '--jobs', jobs, '--source', newSource(box)], {
+      env: sandboxEnv(box),
+    });
     expect(res.code).toBe(2);
     expect(res.stderr).toContain(`bds: --jobs must be a whole number from 1 to 8, not ${jobs}\n`);
     expect(count(box, 'create')).toBe(0);
@@ -289,12 +355,16 @@ describe('what stops a month, and what it says', () => {
 
     const dryRun = await run([...args, '--dry-run'], { env: sandboxEnv(box), home });
     expect(dryRun.code).toBe(0);
-    expect(dryRun.stdout).toMatch(/^2010-02 +records +would stop +3 +\d+ B +\S+records-2010-02\/records\.jsonl\.gz is the same file as the one for 2010-01 .*\(exit 2\)$/m);
+    expect(dryRun.stdout).toMatch(
+      /^2010-02 +records +would stop +3 +\d+ B +\S+records-2010-02\/records\.jsonl\.gz is the same file as the one for 2010-01 .*\(exit 2\)$/m,
+    );
 
     // Alone and with --force, as the hint says: delivered, with a warning naming the other month.
     const forced = await run(['deliver', february, '--source', source, '--force'], { env: sandboxEnv(box), home });
     expect(forced.code, forced.stderr).toBe(0);
-    expect(forced.stderr).toMatch(/warning: this data file is also 2010-01's \(.*records-2010-01, delivered as bat_\w+\); delivering it anyway \(--force\)/);
+    expect(forced.stderr).toMatch(
+      /warning: this data file is also 2010-01's \(.*records-2010-01, delivered as bat_\w+\); delivering it anyway \(--force\)/,
+    );
     expect(batchesByPeriod(box)).toEqual([
       ['2010-01', 'received'],
       ['2010-02', 'received'],
@@ -304,7 +374,9 @@ describe('what stops a month, and what it says', () => {
 
   it('the later month waits for the earlier months of the run to find their checksums, whichever pass ends first', async () => {
     const [january, february] = months(['2010-01', '2010-02']);
-    const folders = [january!, february!].map((f, i) => ({ dir: f.dir, given: f.dir, period: `2010-0${i + 1}`, product: 'records' }) as FolderCheck);
+    const folders = [january!, february!].map(
+      (f, i) => ({ dir: f.dir, given: f.dir, period: `2010-0${i + 1}`, product: 'records' }) as FolderCheck,
+    );
     const checksums = new RunChecksums(folders);
     const later = checksums.sameFileBefore(1, 'same');
     expect(await checksums.sameFileBefore(0, 'same')).toBeUndefined();
@@ -319,17 +391,24 @@ describe('what stops a month, and what it says', () => {
   it('files without records are refused as such, never as the same file as another month', async () => {
     const box = await sandbox();
     const folders = months(['2010-01', '2010-02'], { lines: ['', ''] });
-    const res = await run(['deliver', ...folders.map((f) => f.dir), '--source', newSource(box), '--json'], { env: sandboxEnv(box) });
+    const res = await run(['deliver', ...folders.map((f) => f.dir), '--source', newSource(box), '--json'], {
+      env: sandboxEnv(box),
+    });
     expect(res.code).toBe(2);
-    expect(res.json().deliveries.map((d: any) => d.error.message)).toEqual(folders.map((f) => `${f.dataFile}: no records (the file holds no non-empty line)`));
+    expect(res.json().deliveries.map((d: any) => d.error.message)).toEqual(
+      folders.map((f) => `${f.dataFile}: no records (the file holds no non-empty line)`),
+    );
   });
 
   it('a refused key: the months not started are not tried', async () => {
     const box = await sandbox();
     const folders = months(['2024-01', '2024-02', '2024-03']);
-    const res = await run(['deliver', ...folders.map((f) => f.dir), '--source', newSource(box), '--jobs', '1', '--json'], {
-      env: { ...sandboxEnv(box), BDS_API_KEY: 'svc_test_wrongkey123' },
-    });
+    const res = await run(
+      ['deliver', ...folders.map((f) => f.dir), '--source', newSource(box), '--jobs', '1', '--json'],
+      {
+        env: { ...sandboxEnv(box), BDS_API_KEY: 'svc_test_wrongkey123' },
+      },
+    );
     expect(res.code).toBe(3);
     expect(res.json().deliveries.map((d: any) => d.error.message)).toEqual([
       expect.any(String),
@@ -343,7 +422,9 @@ describe('what stops a month, and what it says', () => {
     const box = await sandbox();
     const folders = months(['2024-01', '2024-02']);
     for (const dirs of [[folders[0]!.dir], folders.map((f) => f.dir)]) {
-      const res = await run(['deliver', ...dirs, '--force', '--skip-delivered', '--source', newSource(box)], { env: sandboxEnv(box) });
+      const res = await run(['deliver', ...dirs, '--force', '--skip-delivered', '--source', newSource(box)], {
+        env: sandboxEnv(box),
+      });
       expect(res.code).toBe(2);
       expect(res.stderr).toContain('bds: --force and --skip-delivered cannot be given together\n');
     }
@@ -354,11 +435,15 @@ describe('what stops a month, and what it says', () => {
     const box = await sandbox();
     const folders = months(['2024-01']);
     const missing = path.join(path.dirname(folders[0]!.dir), 'records-2024-02');
-    const single = await run(['deliver', path.join(path.dirname(missing), 'nothing'), '--source', newSource(box)], { env: sandboxEnv(box) });
+    const single = await run(['deliver', path.join(path.dirname(missing), 'nothing'), '--source', newSource(box)], {
+      env: sandboxEnv(box),
+    });
     expect(single.stderr).toMatch(/^bds: no such folder: .*nothing$/m);
     const file = path.join(path.dirname(missing), 'README.md');
     writeFileSync(file, 'notes');
-    const several = await run(['deliver', folders[0]!.dir, missing, file, '--source', newSource(box)], { env: sandboxEnv(box) });
+    const several = await run(['deliver', folders[0]!.dir, missing, file, '--source', newSource(box)], {
+      env: sandboxEnv(box),
+    });
     expect(several.code).toBe(2);
     expect(several.stderr).toMatch(/^ {2}.*records-2024-02: no such folder: /m);
     expect(several.stderr).toMatch(/^ {2}.*README\.md: not a folder: /m);
@@ -367,7 +452,9 @@ describe('what stops a month, and what it says', () => {
   it('--verbose: each HTTP line names its month', async () => {
     const box = await sandbox();
     const folders = months(['2024-01', '2024-02']);
-    const res = await run(['deliver', ...folders.map((f) => f.dir), '--source', newSource(box), '--verbose'], { env: sandboxEnv(box) });
+    const res = await run(['deliver', ...folders.map((f) => f.dir), '--source', newSource(box), '--verbose'], {
+      env: sandboxEnv(box),
+    });
     expect(res.code).toBe(0);
     const http = res.stderr.split('\n').filter((line) => / (GET|POST|PUT) /.test(line));
     expect(http.length).toBeGreaterThanOrEqual(6);
@@ -409,7 +496,10 @@ describe('at most --jobs months at once, seen from the server', () => {
     // Each upload is held a while, so that months running together are caught at it together.
     box.faults.add({ route: 'upload', delayMs: 400, times: monthCount });
     const folders = months(Array.from({ length: monthCount }, (_, i) => `2023-0${i + 1}`));
-    const res = await run(['deliver', ...folders.map((f) => f.dir), '--jobs', String(jobs), '--source', newSource(box)], { env: sandboxEnv(box) });
+    const res = await run(
+      ['deliver', ...folders.map((f) => f.dir), '--jobs', String(jobs), '--source', newSource(box)],
+      { env: sandboxEnv(box) },
+    );
     expect(res.code).toBe(0);
     expect(count(box, 'upload')).toBe(monthCount);
     expect(mostUploadsAtOnce(box)).toBe(jobs);
@@ -447,9 +537,17 @@ describe('a month that fails does not stop the others', () => {
       ['2024-04', 0],
     ]);
     const february = result.deliveries[1]!;
-    expect(february).toMatchObject({ record_count: 4, batch: { id: expect.stringMatching(/^bat_/) }, error: { message: expect.stringContaining('422') } });
+    expect(february).toMatchObject({
+      record_count: 4,
+      batch: { id: expect.stringMatching(/^bat_/) },
+      error: { message: expect.stringContaining('422') },
+    });
     expect(result.deliveries[2]!.error!.message).toMatch(/line 2/);
-    expect(events.filter((e) => e.type === 'ended').map((e) => [(e as { period: string }).period, (e as { error: unknown }).error !== null])).toEqual([
+    expect(
+      events
+        .filter((e) => e.type === 'ended')
+        .map((e) => [(e as { period: string }).period, (e as { error: unknown }).error !== null]),
+    ).toEqual([
       ['2024-01', false],
       ['2024-02', true],
       ['2024-03', true],
@@ -507,7 +605,9 @@ describe('a month that fails does not stop the others', () => {
     const folders = months(['2024-01', '2024-02', '2024-03']);
     // --jobs 1: the first uploads are January's; every one of its attempts fails.
     box.faults.add({ route: 'upload', status: 503, times: 5 });
-    const res = await run(['deliver', ...folders.map((f) => f.dir), '--jobs', '1', '--source', newSource(box)], { env: sandboxEnv(box) });
+    const res = await run(['deliver', ...folders.map((f) => f.dir), '--jobs', '1', '--source', newSource(box)], {
+      env: sandboxEnv(box),
+    });
     expect(res.code).toBe(5);
     expect(res.stderr).toMatch(/^bds: 2024-01 records: .*503/m);
     expect(batchesByPeriod(box)).toEqual([
@@ -528,8 +628,27 @@ describe('a month that fails does not stop the others', () => {
     expect(res.stderr).toMatch(/^bds: 2024-01 records: .*line 1/m);
     const json = await run([...args, '--json'], { env: sandboxEnv(box), home });
     const [january] = json.json().deliveries;
-    expect(Object.keys(january)).toEqual(['batch', 'source_id', 'product', 'period', 'record_count', 'bytes', 'sha256', 'skipped', 'resumed', 'schema_changes', 'dir', 'error']);
-    expect(january).toMatchObject({ batch: null, period: '2024-01', record_count: null, skipped: false, error: { exit_code: 2 } });
+    expect(Object.keys(january)).toEqual([
+      'batch',
+      'source_id',
+      'product',
+      'period',
+      'record_count',
+      'bytes',
+      'sha256',
+      'skipped',
+      'resumed',
+      'schema_changes',
+      'dir',
+      'error',
+    ]);
+    expect(january).toMatchObject({
+      batch: null,
+      period: '2024-01',
+      record_count: null,
+      skipped: false,
+      error: { exit_code: 2 },
+    });
     expect(res.stdout).toMatch(/^2024-01 +records +failed +.*line 1.*\(exit 2\)$/m);
     expect(res.stdout).toMatch(/^2024-02 +records +delivered +bat_/m);
     expect(res.stdout).toContain('1 of 2 folders delivered; 1 failed.');
@@ -544,9 +663,12 @@ describe('a month that fails does not stop the others', () => {
 });
 
 describe('a long backfill', () => {
-  it('leaves no listener on the run\'s signal per month: a dozen months and more raise no MaxListenersExceededWarning', async () => {
+  it("leaves no listener on the run's signal per month: a dozen months and more raise no MaxListenersExceededWarning", async () => {
     const box = await sandbox();
-    const folders = months([...Array.from({ length: 12 }, (_, i) => `2023-${String(i + 1).padStart(2, '0')}`), '2024-01']);
+    const folders = months([
+      ...Array.from({ length: 12 }, (_, i) => `2023-${String(i + 1).padStart(2, '0')}`),
+      '2024-01',
+    ]);
     const warnings: string[] = [];
     const onWarning = (warning: Error): void => void warnings.push(warning.name);
     process.on('warning', onWarning);
@@ -589,7 +711,12 @@ describe('Ctrl-C stops every month', () => {
       ['2024-03', 130, 'not started: interrupted by SIGINT'],
       ['2024-04', 130, 'not started: interrupted by SIGINT'],
     ]);
-    expect(box.store.batches().map((b) => b.period).sort()).toEqual(['2024-01', '2024-02']);
+    expect(
+      box.store
+        .batches()
+        .map((b) => b.period)
+        .sort(),
+    ).toEqual(['2024-01', '2024-02']);
 
     box.faults.clear();
     const again = await run(args, { env: sandboxEnv(box), home });
@@ -607,14 +734,19 @@ describe('Ctrl-C stops every month', () => {
     const folders = months(['2024-01', '2024-02']);
     box.faults.add({ route: 'upload', hang: true });
     const controller = new AbortController();
-    const running = run(['deliver', ...folders.map((f) => f.dir), '--source', newSource(box), '--jobs', '1'], { env: sandboxEnv(box), signal: controller.signal });
+    const running = run(['deliver', ...folders.map((f) => f.dir), '--source', newSource(box), '--jobs', '1'], {
+      env: sandboxEnv(box),
+      signal: controller.signal,
+    });
     await until(() => count(box, 'upload') === 1, 'the upload under way');
     controller.abort(new InterruptedError('SIGTERM'));
     const res = await running;
     expect(res.code).toBe(143);
     expect(res.stdout).toMatch(/^2024-01 +records +interrupted +bat_\w+ .*interrupted by SIGTERM \(exit 143\)$/m);
     expect(res.stdout).toMatch(/^2024-02 +records +interrupted +not started: interrupted by SIGTERM \(exit 143\)$/m);
-    expect(res.stdout).toContain('Interrupted: 0 of 2 folders delivered. Run the same command again to finish the others.');
+    expect(res.stdout).toContain(
+      'Interrupted: 0 of 2 folders delivered. Run the same command again to finish the others.',
+    );
   });
 
   it('the library: the signal rejects deliverMany with exit code 130', async () => {
@@ -645,13 +777,18 @@ describe('data file names', () => {
     const cwd = path.dirname(folders[0]!.dir);
     renameSync(folders[1]!.dir, path.join(cwd, 'records-2024-02'));
     const names = ['records-2024-01/records.jsonl.gz', 'records-2024-02/records.jsonl.gz'];
-    const expected = [`${names[0]} line 2 is not a JSON object`, `${names[1]}: the gzip data ends early (the file is truncated)`];
+    const expected = [
+      `${names[0]} line 2 is not a JSON object`,
+      `${names[1]}: the gzip data ends early (the file is truncated)`,
+    ];
     const args = ['deliver', 'records-2024-01', 'records-2024-02', '--source', newSource(box), '--jobs', '1'];
     const res = await run(args, { env: { ...sandboxEnv(box), GITHUB_ACTIONS: 'true' }, cwd });
     expect(res.code).toBe(2);
     for (const message of expected) {
       expect(res.stderr).toMatch(new RegExp(`^bds: 2024-0\\d records: ${message.replace(/[.()]/g, '\\$&')}$`, 'm'));
-      expect(res.stderr).toMatch(new RegExp(`^::error title=bds::2024-0\\d records: ${message.replace(/[.()]/g, '\\$&')}$`, 'm'));
+      expect(res.stderr).toMatch(
+        new RegExp(`^::error title=bds::2024-0\\d records: ${message.replace(/[.()]/g, '\\$&')}$`, 'm'),
+      );
     }
     const json = await run([...args, '--json'], { env: sandboxEnv(box), cwd });
     expect(json.json().deliveries.map((d: { error: { message: string } }) => d.error.message)).toEqual(expected);
@@ -664,7 +801,9 @@ describe('what a person sees', () => {
   it('without a terminal: timestamped lines, each naming its period and product', async () => {
     const box = await sandbox();
     const folders = months(['2024-01', '2024-02']);
-    const res = await run(['deliver', ...folders.map((f) => f.dir), '--source', newSource(box)], { env: sandboxEnv(box) });
+    const res = await run(['deliver', ...folders.map((f) => f.dir), '--source', newSource(box)], {
+      env: sandboxEnv(box),
+    });
     expect(res.code).toBe(0);
     const lines = res.stderr.trimEnd().split('\n');
     for (const line of lines) expect(line).toMatch(TIMESTAMP);
@@ -706,7 +845,10 @@ describe('what a person sees', () => {
   it('on a terminal, --dry-run: every month ends, and the block with it', async () => {
     const box = await sandbox();
     const folders = months(['2024-01', '2024-02', '2024-03']);
-    const res = await run(['deliver', ...folders.map((f) => f.dir), '--source', newSource(box), '--dry-run'], { env: sandboxEnv(box), tty: true });
+    const res = await run(['deliver', ...folders.map((f) => f.dir), '--source', newSource(box), '--dry-run'], {
+      env: sandboxEnv(box),
+      tty: true,
+    });
     expect(res.code).toBe(0);
     expect(res.stderr).toMatch(/2024-03 records {2}checked; nothing was created \(dry run\)/);
     expect(res.stderr).toMatch(/\u001b\[2K3 of 3 done/);
@@ -724,7 +866,9 @@ describe('what a person sees', () => {
     });
     expect(res.code).toBe(0);
     const retry = writes.find((chunk) => chunk.includes('2024-01 records: ') && chunk.includes('503'));
-    expect(retry).toMatch(/^\u001b\[\d+A\r\u001b\[J2024-01 records: [^\n]*503[^\n]*\n\u001b\[2K.* 2024-01 records .*\n\u001b\[2K\d of 2 done.*\n\u001b\[J$/s);
+    expect(retry).toMatch(
+      /^\u001b\[\d+A\r\u001b\[J2024-01 records: [^\n]*503[^\n]*\n\u001b\[2K.* 2024-01 records .*\n\u001b\[2K\d of 2 done.*\n\u001b\[J$/s,
+    );
   });
 
   it('a narrow terminal: no live line is wider than the terminal; NO_COLOR: no colour', async () => {
@@ -738,7 +882,10 @@ describe('what a person sees', () => {
     });
     expect(res.code).toBe(0);
     expect(res.stderr).not.toMatch(ANSI_COLOUR);
-    const drawn = res.stderr.split('\u001b[2K').slice(1).map((part) => part.split('\n')[0]!);
+    const drawn = res.stderr
+      .split('\u001b[2K')
+      .slice(1)
+      .map((part) => part.split('\n')[0]!);
     expect(drawn.length).toBeGreaterThan(2);
     for (const line of drawn) expect([...line].length).toBeLessThanOrEqual(29);
   });

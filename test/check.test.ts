@@ -44,7 +44,11 @@ function check(args: string[], options: RunOptions = {}): Promise<RunResult> {
 
 /** `bds deliver ...` to the sandbox, at NOW. */
 function deliver(box: Sandbox, args: string[], options: RunOptions & { source?: string } = {}): Promise<RunResult> {
-  return run(['deliver', ...args, '--source', options.source ?? newSource(box)], { ...at, ...options, env: { ...sandboxEnv(box), ...options.env } });
+  return run(['deliver', ...args, '--source', options.source ?? newSource(box)], {
+    ...at,
+    ...options,
+    env: { ...sandboxEnv(box), ...options.env },
+  });
 }
 
 /** A TCP server that counts connections and closes each at once: a proxy nothing should reach. */
@@ -73,7 +77,9 @@ describe('bds check offline', () => {
   it('runs with no key, no base URL and proxies at a closed port', async () => {
     const proxy = `http://127.0.0.1:${await closedPort()}`;
     const dir = namedFolder('2024-05');
-    const res = await spawnCli(['check', dir], { env: { HTTPS_PROXY: proxy, HTTP_PROXY: proxy, https_proxy: proxy, http_proxy: proxy } });
+    const res = await spawnCli(['check', dir], {
+      env: { HTTPS_PROXY: proxy, HTTP_PROXY: proxy, https_proxy: proxy, http_proxy: proxy },
+    });
     expect(res.code, res.stderr).toBe(0);
     expect(res.stdout).toContain(`✔ ${dir} is ready to deliver`);
     expect(res.stderr).not.toMatch(/bds:|warning:/);
@@ -85,7 +91,9 @@ describe('bds check offline', () => {
     const proxies = { HTTPS_PROXY: proxy.url, HTTP_PROXY: proxy.url };
     const dir = makeFolder().dir;
     for (const baseUrl of [box.baseUrl, 'https://bds.example.com']) {
-      const res = await check([dir, '--period', '2024-05'], { env: { ...sandboxEnv(box), BDS_BASE_URL: baseUrl, ...proxies } });
+      const res = await check([dir, '--period', '2024-05'], {
+        env: { ...sandboxEnv(box), BDS_BASE_URL: baseUrl, ...proxies },
+      });
       expect(res.code, res.stderr).toBe(0);
     }
     expect(box.requests).toHaveLength(0);
@@ -130,7 +138,11 @@ describe('bds check gives the verdict of deliver', () => {
       [],
     ],
     ['records without objects', () => makeFolder({ schema: { format: 'jsonl' } }).dir, []],
-    ['a column without role', () => makeFolder({ schema: { format: 'jsonl', objects: { orders: [{ name: 'id', kind: 'string' }] } } }).dir, []],
+    [
+      'a column without role',
+      () => makeFolder({ schema: { format: 'jsonl', objects: { orders: [{ name: 'id', kind: 'string' }] } } }).dir,
+      [],
+    ],
     ['a format it cannot map', () => makeFolder({ schema: { format: 'parquet' } }).dir, []],
     ['a --product that contradicts the schema', () => makeFolder().dir, ['--product', 'episodes']],
     ['a truncated gzip', () => makeFolder({ dataBytes: whole.subarray(0, whole.length - 12) }).dir, []],
@@ -141,7 +153,7 @@ describe('bds check gives the verdict of deliver', () => {
     ['a --file that does not exist', () => makeFolder().dir, ['--file', path.join(tempDir(), 'absent.jsonl.gz')]],
     ['a --period in the future', () => makeFolder().dir, ['--period', '2024-07']],
     ['a --period of another form', () => makeFolder().dir, ['--period', '2024-5']],
-    ['a --period that contradicts the folder\'s name', () => namedFolder('records-2024-05'), ['--period', '2024-04']],
+    ["a --period that contradicts the folder's name", () => namedFolder('records-2024-05'), ['--period', '2024-04']],
     ['a period in the name that is no month', () => namedFolder('records-2024-13'), []],
   ];
 
@@ -167,7 +179,9 @@ describe('bds check gives the verdict of deliver', () => {
       expect(errorLines(res)[0]).toBe(`bds: ${dataFile} line 4 is not valid JSON`);
       // Inside the working folder: named from it.
       const near = await check([path.basename(dir), '--period', '2024-05'], { cwd: path.dirname(dir) });
-      expect(errorLines(near)[0]).toBe(`bds: ${path.join(path.basename(dir), path.basename(dataFile))} line 4 is not valid JSON`);
+      expect(errorLines(near)[0]).toBe(
+        `bds: ${path.join(path.basename(dir), path.basename(dataFile))} line 4 is not valid JSON`,
+      );
     }
   });
 
@@ -241,8 +255,17 @@ describe('bds check preview', () => {
     expect(res.code, res.stderr).toBe(0);
     expect(res.stdout).toContain(`✔ ${folder.dir} is ready to deliver once given --period YYYY-MM`);
     expect(res.stdout).toContain("Period:    not checked (no --period, and none in the folder's name)");
-    expect(res.stdout).toContain(`Bytes:     ${folder.uploaded.length} (${folder.uploaded.length} B, gzipped by bds for the upload)`);
-    expect(res.stdout).toContain(['Columns:   1 per step', 'Roles:     timestamp 1', '  NAME  ROLE       KIND     TRANSFORM', '  t     timestamp  integer'].join('\n'));
+    expect(res.stdout).toContain(
+      `Bytes:     ${folder.uploaded.length} (${folder.uploaded.length} B, gzipped by bds for the upload)`,
+    );
+    expect(res.stdout).toContain(
+      [
+        'Columns:   1 per step',
+        'Roles:     timestamp 1',
+        '  NAME  ROLE       KIND     TRANSFORM',
+        '  t     timestamp  integer',
+      ].join('\n'),
+    );
   });
 
   it('--json is the object of the contract', async () => {
@@ -273,7 +296,13 @@ describe('bds check preview', () => {
         { object: 'orders', name: 'order_id', role: 'identifier', kind: 'string', transform: 'keyed hash' },
         { object: 'orders', name: 'amount', role: 'measure', kind: 'number', transform: null },
         { object: 'customers', name: 'customer', role: 'identifier', kind: 'string', transform: 'tokenized' },
-        { object: 'customers', name: 'region', role: 'quasi_identifier', kind: 'string', transform: 'generalized to country' },
+        {
+          object: 'customers',
+          name: 'region',
+          role: 'quasi_identifier',
+          kind: 'string',
+          transform: 'generalized to country',
+        },
       ],
       roles: { identifier: 2, measure: 1, quasi_identifier: 1 },
       warnings: [],
@@ -297,7 +326,8 @@ describe('bds check preview', () => {
     const res = await check([dir]);
     expect(res.code, res.stderr).toBe(0);
     expect(res.stdout).toContain(`✔ ${dir} is ready to deliver, with 1 warning`);
-    const warning = "the period 2024-06 in the folder's name records-2024-06 is the current month, which is not over yet";
+    const warning =
+      "the period 2024-06 in the folder's name records-2024-06 is the current month, which is not over yet";
     expect(res.stdout).toContain(`warning: ${warning}`);
     expect((await check([dir, '--json'])).json().warnings).toEqual([warning]);
   });
@@ -316,19 +346,22 @@ describe('bds check preview', () => {
   });
 });
 
-describe('the period from the folder\'s name', () => {
-  it.each(['2024-05', 'records-2024-05', 'orders_2024-05_v2'])('%s is 2024-05, for check and for deliver', async (name) => {
-    const dir = namedFolder(name);
-    const checked = await check([dir, '--json']);
-    expect(checked.code, checked.stderr).toBe(0);
-    expect(checked.json().period).toBe('2024-05');
+describe("the period from the folder's name", () => {
+  it.each(['2024-05', 'records-2024-05', 'orders_2024-05_v2'])(
+    '%s is 2024-05, for check and for deliver',
+    async (name) => {
+      const dir = namedFolder(name);
+      const checked = await check([dir, '--json']);
+      expect(checked.code, checked.stderr).toBe(0);
+      expect(checked.json().period).toBe('2024-05');
 
-    const box = await sandbox();
-    const delivered = await deliver(box, [dir, '--json']);
-    expect(delivered.code, delivered.stderr).toBe(0);
-    expect(delivered.json().period).toBe('2024-05');
-    expect(box.store.batches().map((b) => b.period)).toEqual(['2024-05']);
-  });
+      const box = await sandbox();
+      const delivered = await deliver(box, [dir, '--json']);
+      expect(delivered.code, delivered.stderr).toBe(0);
+      expect(delivered.json().period).toBe('2024-05');
+      expect(box.store.batches().map((b) => b.period)).toEqual(['2024-05']);
+    },
+  );
 
   it('a --period that contradicts it is a usage error, for deliver and for check', async () => {
     const dir = namedFolder('records-2024-05');
@@ -373,10 +406,12 @@ describe('the period from the folder\'s name', () => {
     expect((await check([dir, '--period', '2024-03'])).stderr).toContain('--period 2024-03 contradicts');
   });
 
-  it("a period from the name is named as such in its errors", async () => {
+  it('a period from the name is named as such in its errors', async () => {
     const res = await check([namedFolder('records-2024-07')]);
     expect(res.code).toBe(2);
-    expect(errorLines(res)[0]).toBe("bds: the period 2024-07 in the folder's name records-2024-07 is in the future (this month is 2024-06, UTC)");
+    expect(errorLines(res)[0]).toBe(
+      "bds: the period 2024-07 in the folder's name records-2024-07 is in the future (this month is 2024-06, UTC)",
+    );
   });
 });
 
@@ -392,10 +427,20 @@ describe('schema changes', () => {
   };
 
   /** Delivers a records folder of `period` with `schema` from `source`, in `home`; returns the batch id. */
-  async function delivered(box: Sandbox, home: string, source: string, period: string, schema: unknown = RECORDS_SCHEMA): Promise<string> {
+  async function delivered(
+    box: Sandbox,
+    home: string,
+    source: string,
+    period: string,
+    schema: unknown = RECORDS_SCHEMA,
+  ): Promise<string> {
     // The clock as it is: which delivery is the newest is part of the test. Each month has data of its own.
     const lines = [JSON.stringify({ _object: 'orders', order_id: `o-${period}`, amount: 1 })];
-    const res = await deliver(box, [makeFolder({ schema, lines }).dir, '--period', period, '--json'], { home, source, now: () => new Date() });
+    const res = await deliver(box, [makeFolder({ schema, lines }).dir, '--period', period, '--json'], {
+      home,
+      source,
+      now: () => new Date(),
+    });
     expect(res.code, res.stderr).toBe(0);
     return res.json().batch.id;
   }
@@ -502,7 +547,11 @@ describe('schema changes', () => {
     // Delivered after April: another source's April, our own January (a backfill), and episodes.
     const theirApril = await delivered(box, home, theirs, '2024-04');
     await delivered(box, home, ours, '2024-01');
-    const episodes = await deliver(box, [makeFolder({ product: 'episodes' }).dir, '--period', '2024-04'], { home, source: ours, now: () => new Date() });
+    const episodes = await deliver(box, [makeFolder({ product: 'episodes' }).dir, '--period', '2024-04'], {
+      home,
+      source: ours,
+      now: () => new Date(),
+    });
     expect(episodes.code, episodes.stderr).toBe(0);
 
     // A schema unlike any delivered one, so that every check finds changes and names what it compared with.
@@ -513,8 +562,14 @@ describe('schema changes', () => {
     writeFileSync(config, JSON.stringify({ sourceId: theirs }));
 
     expect(await since(['--period', '2024-05', '--source', ours])).toEqual({ period: '2024-04', batch_id: april });
-    expect(await since(['--period', '2024-05'], { env: { BDS_SOURCE_ID: theirs } })).toEqual({ period: '2024-04', batch_id: theirApril });
-    expect(await since(['--period', '2024-05', '--config', config])).toEqual({ period: '2024-04', batch_id: theirApril });
+    expect(await since(['--period', '2024-05'], { env: { BDS_SOURCE_ID: theirs } })).toEqual({
+      period: '2024-04',
+      batch_id: theirApril,
+    });
+    expect(await since(['--period', '2024-05', '--config', config])).toEqual({
+      period: '2024-04',
+      batch_id: theirApril,
+    });
     // Without a source: the nearest month of any source, and of that month the newest delivery.
     expect(await since(['--period', '2024-05'])).toEqual({ period: '2024-04', batch_id: theirApril });
     // A month is never compared with itself, nor with a later month when an earlier one exists.
@@ -524,8 +579,14 @@ describe('schema changes', () => {
     expect(december.period).toBe('2024-01');
     // Episodes compare with episodes only.
     const steps = { format: 'episodes/v1', steps: [{ name: 'x', role: 'r', kind: 'k' }] };
-    const episodeChanges = (await check([makeFolder({ product: 'episodes', schema: steps }).dir, '--period', '2024-05', '--json'], { home })).json();
-    expect(episodeChanges.schema_changes).toMatchObject({ since: { period: '2024-04' }, added: [{ name: 'x' }], removed: [{ name: 't' }] });
+    const episodeChanges = (
+      await check([makeFolder({ product: 'episodes', schema: steps }).dir, '--period', '2024-05', '--json'], { home })
+    ).json();
+    expect(episodeChanges.schema_changes).toMatchObject({
+      since: { period: '2024-04' },
+      added: [{ name: 'x' }],
+      removed: [{ name: 't' }],
+    });
   });
 });
 
@@ -536,7 +597,10 @@ describe('bds check with several folders', () => {
     const other = namedFolder('episodes-2024-05', { product: 'episodes' });
     const res = await check([good, bad.dir, other]);
     expect(res.code).toBe(2);
-    expect(errorLines(res)).toEqual([`bds: ${bad.dir}/records.jsonl.gz line 2 is not a JSON object`, 'hint: every non-empty line of the data file must be one JSON object']);
+    expect(errorLines(res)).toEqual([
+      `bds: ${bad.dir}/records.jsonl.gz line 2 is not a JSON object`,
+      'hint: every non-empty line of the data file must be one JSON object',
+    ]);
     expect(res.stdout).toContain(`✔ ${good} is ready to deliver`);
     expect(res.stdout).toContain(`✖ ${bad.dir}: ${bad.dir}/records.jsonl.gz line 2 is not a JSON object`);
     expect(res.stdout).toContain(`✔ ${other} is ready to deliver`);
@@ -563,13 +627,23 @@ describe('bds check with several folders', () => {
     const second = namedFolder('orders-2024-05');
     const res = await check([first, second]);
     expect(res.code).toBe(2);
-    expect(errorLines(res)).toEqual([`bds: the same period and product (2024-05 records) as ${first}`, 'hint: deliver one folder per month and product']);
+    expect(errorLines(res)).toEqual([
+      `bds: the same period and product (2024-05 records) as ${first}`,
+      'hint: deliver one folder per month and product',
+    ]);
     expect(res.stdout).toContain(`✔ ${first} is ready to deliver`);
     expect(res.stdout).toContain(`✖ ${second}: the same period and product (2024-05 records) as ${first}`);
   });
 
   it('refuses --period, --file, --schema and --report, as deliver does', async () => {
-    const res = await check([namedFolder('2024-04'), namedFolder('2024-05'), '--period', '2024-05', '--report', 'r.json']);
+    const res = await check([
+      namedFolder('2024-04'),
+      namedFolder('2024-05'),
+      '--period',
+      '2024-05',
+      '--report',
+      'r.json',
+    ]);
     expect(res.code).toBe(2);
     expect(errorLines(res)).toEqual([
       'bds: --period, --report cannot be given with several folders',
@@ -595,11 +669,20 @@ describe('text from the folder in the preview', () => {
       format: 'jsonl',
       objects: {
         [`orders${ESCAPES}`]: [
-          { name: `order_id${ESCAPES}\nsplit`, role: `identifier${ESCAPES}`, kind: 'string', transform: `keyed\r\nhash${ESCAPES}` },
+          {
+            name: `order_id${ESCAPES}\nsplit`,
+            role: `identifier${ESCAPES}`,
+            kind: 'string',
+            transform: `keyed\r\nhash${ESCAPES}`,
+          },
         ],
       },
     };
-    const report = { tool: `scrubkit${ESCAPES}\n3.4.1`, files: [], totals: { [`rows${ESCAPES}_out`]: `3${ESCAPES}\n4`, long: 'z'.repeat(5_000) } };
+    const report = {
+      tool: `scrubkit${ESCAPES}\n3.4.1`,
+      files: [],
+      totals: { [`rows${ESCAPES}_out`]: `3${ESCAPES}\n4`, long: 'z'.repeat(5_000) },
+    };
     const res = await check([makeFolder({ schema, report }).dir, '--period', '2024-05']);
     expect(res.code, res.stderr).toBe(0);
     expect(res.stdout).not.toMatch(CONTROL);

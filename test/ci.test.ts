@@ -36,7 +36,11 @@ describe('CI consoles', () => {
 });
 
 describe('GitHub Actions', () => {
-  const github = (extra: Record<string, string> = {}): Record<string, string> => ({ CI: 'true', GITHUB_ACTIONS: 'true', ...extra });
+  const github = (extra: Record<string, string> = {}): Record<string, string> => ({
+    CI: 'true',
+    GITHUB_ACTIONS: 'true',
+    ...extra,
+  });
 
   it('a failure adds an ::error:: annotation on stderr, after the usual error line', async () => {
     const box = await sandbox();
@@ -63,7 +67,9 @@ describe('GitHub Actions', () => {
     expect(annotation).toContain('100%25%0Asure.jsonl.gz line 2 is not a JSON object');
     expect(res.stderr).not.toContain(box.keys.test);
 
-    const auth = await run(['whoami'], { env: sandboxEnv(box, github({ BDS_API_KEY: 'svc_test_not-a-real-key-0000' })) });
+    const auth = await run(['whoami'], {
+      env: sandboxEnv(box, github({ BDS_API_KEY: 'svc_test_not-a-real-key-0000' })),
+    });
     expect(auth.code).toBe(3);
     expect(auth.stderr).toContain('::error title=bds::');
     expect(auth.stderr).not.toContain('not-a-real-key-0000');

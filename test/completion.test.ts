@@ -26,14 +26,32 @@ async function script(shell: string): Promise<{ text: string; file: string }> {
 }
 
 function shellRun(shell: string, args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const res = spawnSync(shell, args, { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: tempDir() }, timeout: 10_000 });
+  const res = spawnSync(shell, args, {
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH ?? '', HOME: tempDir() },
+    timeout: 10_000,
+  });
   return { status: res.status, stdout: res.stdout, stderr: res.stderr };
 }
 
 describe('bds completion', () => {
   it('knows the definitions it is generated from', () => {
-    expect(COMMANDS).toEqual(['login', 'logout', 'whoami', 'register-source', 'check', 'deliver', 'list', 'status', 'doctor', 'sandbox', 'completion']);
-    expect(DELIVER_OPTIONS).toEqual(expect.arrayContaining(['--period', '--source', '--product', '--file', '--dry-run', '--force', '-q', '--quiet']));
+    expect(COMMANDS).toEqual([
+      'login',
+      'logout',
+      'whoami',
+      'register-source',
+      'check',
+      'deliver',
+      'list',
+      'status',
+      'doctor',
+      'sandbox',
+      'completion',
+    ]);
+    expect(DELIVER_OPTIONS).toEqual(
+      expect.arrayContaining(['--period', '--source', '--product', '--file', '--dry-run', '--force', '-q', '--quiet']),
+    );
   });
 
   for (const shell of ['bash', 'zsh', 'fish']) {
@@ -41,7 +59,8 @@ describe('bds completion', () => {
       const { text } = await script(shell);
       for (const name of COMMANDS) expect(text).toMatch(new RegExp(`\\b${name}\\b`));
       for (const flag of DELIVER_OPTIONS.filter(Boolean)) {
-        const word = shell === 'fish' ? (flag!.startsWith('--') ? `-l ${flag!.slice(2)}` : `-s ${flag!.slice(1)}`) : flag!;
+        const word =
+          shell === 'fish' ? (flag!.startsWith('--') ? `-l ${flag!.slice(2)}` : `-s ${flag!.slice(1)}`) : flag!;
         expect(text).toContain(word);
       }
       for (const product of ['records', 'episodes', 'environment']) expect(text).toContain(product);
@@ -79,7 +98,11 @@ describe('bds completion', () => {
   it.skipIf(!installed('zsh'))('zsh: valid syntax, and registers _bds with compinit', async () => {
     const { file } = await script('zsh');
     expect(shellRun('zsh', ['-n', file]).stderr).toBe('');
-    const res = shellRun('zsh', ['-f', '-c', `autoload -U compinit; compinit -u -D; source ${file}; print -r -- $_comps[bds]`]);
+    const res = shellRun('zsh', [
+      '-f',
+      '-c',
+      `autoload -U compinit; compinit -u -D; source ${file}; print -r -- $_comps[bds]`,
+    ]);
     expect(res.stderr).toBe('');
     expect(res.stdout.trim()).toBe('_bds');
   });
@@ -90,7 +113,10 @@ describe('bds completion', () => {
     const complete = (line: string): string[] => {
       const res = shellRun('fish', ['--no-config', '-c', `source ${file}; complete -C ${JSON.stringify(line)}`]);
       expect(res.stderr).toBe('');
-      return res.stdout.split('\n').filter(Boolean).map((l) => l.split('\t')[0]!);
+      return res.stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => l.split('\t')[0]!);
     };
     expect(complete('bds de')).toEqual(['deliver']);
     expect(complete('bds deliver --dr')).toEqual(['--dry-run']);
@@ -109,12 +135,31 @@ describe('bds --help', () => {
   it('lists the exit codes and the environment variables', async () => {
     const res = await run(['--help']);
     expect(res.code).toBe(0);
-    for (const code of ['0', '1', '2', '3', '4', '5', '6']) expect(res.stdout).toMatch(new RegExp(`^  ${code}  \\S`, 'm'));
+    for (const code of ['0', '1', '2', '3', '4', '5', '6'])
+      expect(res.stdout).toMatch(new RegExp(`^  ${code}  \\S`, 'm'));
     expect(res.stdout).toMatch(/^ {2}130\/143 .*SIGINT\/SIGTERM/m);
-    for (const name of ['BDS_API_KEY', 'BDS_API_KEY_FILE', 'BDS_BASE_URL', 'BDS_SOURCE_ID', 'BDS_PROFILE', 'BDS_CONFIG', 'BDS_PING_URL', 'BDS_METRICS_FILE']) {
+    for (const name of [
+      'BDS_API_KEY',
+      'BDS_API_KEY_FILE',
+      'BDS_BASE_URL',
+      'BDS_SOURCE_ID',
+      'BDS_PROFILE',
+      'BDS_CONFIG',
+      'BDS_PING_URL',
+      'BDS_METRICS_FILE',
+    ]) {
       expect(res.stdout).toMatch(new RegExp(`^  ${name} `, 'm'));
     }
-    for (const name of ['HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY', 'NODE_EXTRA_CA_CERTS', 'NO_COLOR', 'CI', 'GITHUB_ACTIONS', 'GITHUB_STEP_SUMMARY']) {
+    for (const name of [
+      'HTTPS_PROXY',
+      'HTTP_PROXY',
+      'NO_PROXY',
+      'NODE_EXTRA_CA_CERTS',
+      'NO_COLOR',
+      'CI',
+      'GITHUB_ACTIONS',
+      'GITHUB_STEP_SUMMARY',
+    ]) {
       expect(res.stdout).toMatch(new RegExp(`\\b${name}\\b`));
     }
     for (const name of COMMANDS) expect(res.stdout).toMatch(new RegExp(`^  ${name} `, 'm'));

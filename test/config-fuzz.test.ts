@@ -19,7 +19,22 @@ type Random = () => number;
 
 function generator(random: Random, box: Sandbox) {
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
-  const names = ['apiKey', 'apiKeyFile', 'baseUrl', 'sourceId', 'profile', 'profiles', 'apikey', 'sourceID', '$import', '__proto__', 'constructor', '', SECRET, 'ß✓\u0000\u001b[2J'];
+  const names = [
+    'apiKey',
+    'apiKeyFile',
+    'baseUrl',
+    'sourceId',
+    'profile',
+    'profiles',
+    'apikey',
+    'sourceID',
+    '$import',
+    '__proto__',
+    'constructor',
+    '',
+    SECRET,
+    'ß✓\u0000\u001b[2J',
+  ];
   const strings = [
     SECRET,
     ` \t${SECRET}\n`,
@@ -60,7 +75,12 @@ function generator(random: Random, box: Sandbox) {
     if (random() < 0.4) {
       const profiles: Record<string, unknown> = {};
       for (const name of [pick(['live', 'test', SECRET, '__proto__', 'toString']), pick(['live', SECRET])]) {
-        Object.defineProperty(profiles, name, { value: random() < 0.8 ? object(depth + 2) : value(depth + 1), enumerable: true, writable: true, configurable: true });
+        Object.defineProperty(profiles, name, {
+          value: random() < 0.8 ? object(depth + 2) : value(depth + 1),
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
       }
       result.profiles = profiles;
     }
@@ -73,7 +93,9 @@ function generator(random: Random, box: Sandbox) {
   /** YAML of a value: block style, with JSON's quoting for strings (a subset of YAML). */
   function yaml(v: unknown, indent: string): string {
     if (v !== null && typeof v === 'object') {
-      const entries = Array.isArray(v) ? v.map((item) => ['-', item] as const) : Object.entries(v).map(([k, item]) => [`${JSON.stringify(k)}:`, item] as const);
+      const entries = Array.isArray(v)
+        ? v.map((item) => ['-', item] as const)
+        : Object.entries(v).map(([k, item]) => [`${JSON.stringify(k)}:`, item] as const);
       if (entries.length === 0) return Array.isArray(v) ? ' []' : ' {}';
       return entries.map(([key, item]) => `\n${indent}${key}${yaml(item, `${indent}  `)}`).join('');
     }
@@ -85,7 +107,10 @@ function generator(random: Random, box: Sandbox) {
     const settings = random() < 0.9 ? object(0) : value(0);
     const kind = pick(['.bdsrc.json', '.bdsrc.yaml', '.bdsrc', 'package.json'] as const);
     const content = kind === 'package.json' ? { name: 'pipeline', bds: settings } : settings;
-    let text = kind === '.bdsrc.json' || kind === 'package.json' ? JSON.stringify(content, null, pick([0, 2])) : yaml(content, '').trimStart();
+    let text =
+      kind === '.bdsrc.json' || kind === 'package.json'
+        ? JSON.stringify(content, null, pick([0, 2]))
+        : yaml(content, '').trimStart();
     const r = random();
     if (r < 0.1) text = `${'['.repeat(5000)}${']'.repeat(5000)}`;
     else if (r < 0.15) text = `apiKey: ${SECRET}\nprofiles: {live: [unclosed\n`;
@@ -95,7 +120,11 @@ function generator(random: Random, box: Sandbox) {
     if (random() < 0.2) bytes = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), bytes]);
     if (random() < 0.15) {
       const at = Math.floor(random() * bytes.length);
-      bytes = Buffer.concat([bytes.subarray(0, at), Buffer.from(pick([[0xff], [0xc3, 0x28], [0xed, 0xa0, 0x80], [0x00]])), bytes.subarray(at)]);
+      bytes = Buffer.concat([
+        bytes.subarray(0, at),
+        Buffer.from(pick([[0xff], [0xc3, 0x28], [0xed, 0xa0, 0x80], [0x00]])),
+        bytes.subarray(at),
+      ]);
     }
     return { name: kind, bytes };
   };
@@ -110,7 +139,8 @@ describe('config loader fuzz', () => {
       const home = tempDir('bds-fuzz-');
       const { name, bytes } = configFile();
       writeFileSync(path.join(home, name), bytes, { mode: 0o600 });
-      const args = runs % 4 === 3 ? ['doctor', '--json'] : runs % 4 === 1 ? ['whoami', '--json', '--verbose'] : ['whoami'];
+      const args =
+        runs % 4 === 3 ? ['doctor', '--json'] : runs % 4 === 1 ? ['whoami', '--json', '--verbose'] : ['whoami'];
       // A third of the runs get a base URL from the environment, so that more files get as far as their key.
       const env = runs % 3 === 0 ? { BDS_BASE_URL: box.baseUrl } : {};
       const res = await run(args, { home, env, http: { maxAttempts: 1 } });

@@ -40,7 +40,7 @@ function homeWithUserConfig(config: object): { home: string; env: Record<string,
 }
 
 describe('the config search never leaves home', () => {
-  it('a working folder outside home is searched alone: a .bdsrc.json above it (another user\'s /srv, /tmp) is never read', async () => {
+  it("a working folder outside home is searched alone: a .bdsrc.json above it (another user's /srv, /tmp) is never read", async () => {
     const box = await sandbox();
     const stolen = await trap();
     const { home, env } = homeWithUserConfig({ baseUrl: box.baseUrl });
@@ -55,7 +55,9 @@ describe('the config search never leaves home', () => {
     // The working folder itself still counts.
     writeFileSync(path.join(cwd, '.bdsrc.json'), JSON.stringify({ sourceId: 'src_here', baseUrl: box.baseUrl }));
     const here = await run(['doctor', '--json'], { home, cwd, env: { ...env, BDS_API_KEY: box.keys.live } });
-    expect(here.json().checks.find((c: { name: string }) => c.name === 'config file').message).toBe(path.join(cwd, '.bdsrc.json'));
+    expect(here.json().checks.find((c: { name: string }) => c.name === 'config file').message).toBe(
+      path.join(cwd, '.bdsrc.json'),
+    );
     expect(stolen.authorizations).toEqual([]);
   });
 });
@@ -65,7 +67,7 @@ describe.skipIf(process.getuid?.() !== 0)('a config file another user owns', () 
   const ME = 1000;
   const STRANGER = 1001;
 
-  it('is passed over with a warning naming it and its owner; the key stays with the user\'s own settings', async () => {
+  it("is passed over with a warning naming it and its owner; the key stays with the user's own settings", async () => {
     const box = await sandbox();
     const stolen = await trap();
     const { home, env } = homeWithUserConfig({ baseUrl: box.baseUrl });
@@ -74,18 +76,32 @@ describe.skipIf(process.getuid?.() !== 0)('a config file another user owns', () 
     const planted = path.join(home, '.bdsrc.json');
     writeFileSync(planted, JSON.stringify({ baseUrl: stolen.url }));
     chownSync(planted, STRANGER, STRANGER);
-    const res = await run(['whoami', '--json'], { home, cwd: project, uid: ME, env: { ...env, BDS_API_KEY: box.keys.live } });
+    const res = await run(['whoami', '--json'], {
+      home,
+      cwd: project,
+      uid: ME,
+      env: { ...env, BDS_API_KEY: box.keys.live },
+    });
     expect(res.code, res.stderr).toBe(0);
-    expect(res.stderr).toContain(`warning: ignoring the config file ${planted}: it belongs to uid ${STRANGER}, not to you or root; `);
+    expect(res.stderr).toContain(
+      `warning: ignoring the config file ${planted}: it belongs to uid ${STRANGER}, not to you or root; `,
+    );
     expect(res.json().baseUrl).toBe(box.baseUrl);
     expect(stolen.authorizations).toEqual([]);
     // The same file is the user's own when it is theirs, or root's.
     for (const owner of [ME, 0]) {
       chownSync(planted, owner, owner);
       writeFileSync(planted, JSON.stringify({ baseUrl: box.baseUrl, sourceId: `src_of_${owner}` }));
-      const own = await run(['doctor', '--json'], { home, cwd: project, uid: ME, env: { ...env, BDS_API_KEY: box.keys.live } });
+      const own = await run(['doctor', '--json'], {
+        home,
+        cwd: project,
+        uid: ME,
+        env: { ...env, BDS_API_KEY: box.keys.live },
+      });
       expect(own.stderr).not.toContain('ignoring');
-      expect(own.json().checks.find((c: { name: string }) => c.name === 'source id').message).toBe(`src_of_${owner} (from config file ${planted})`);
+      expect(own.json().checks.find((c: { name: string }) => c.name === 'source id').message).toBe(
+        `src_of_${owner} (from config file ${planted})`,
+      );
     }
   });
 
@@ -111,7 +127,11 @@ describe('what a config file or key file may hold', () => {
   it('a key file with comment lines: # lines and blank lines are not the key', async () => {
     const box = await sandbox();
     const keyFile = path.join(tempDir(), 'live.key');
-    writeFileSync(keyFile, `# live key of Acme, from the portal 2024-05-01\n\n  ${box.keys.live}  \n# rotate yearly\n`, { mode: 0o600 });
+    writeFileSync(
+      keyFile,
+      `# live key of Acme, from the portal 2024-05-01\n\n  ${box.keys.live}  \n# rotate yearly\n`,
+      { mode: 0o600 },
+    );
     const res = await run(['whoami', '--json'], { env: { BDS_BASE_URL: box.baseUrl, BDS_API_KEY_FILE: keyFile } });
     expect(res.code, res.stderr).toBe(0);
     expect(res.json().key.mode).toBe('live');
@@ -123,7 +143,9 @@ describe('what a config file or key file may hold', () => {
     writeFileSync(keyFile, `${box.keys.live}\n${box.keys.test}\n`, { mode: 0o600 });
     const res = await run(['whoami'], { env: { BDS_BASE_URL: box.baseUrl, BDS_API_KEY_FILE: keyFile } });
     expect(res.code).toBe(3);
-    expect(res.stderr).toContain(`bds: the key file ${keyFile} (BDS_API_KEY_FILE) holds 2 lines besides comments; it must hold the key alone`);
+    expect(res.stderr).toContain(
+      `bds: the key file ${keyFile} (BDS_API_KEY_FILE) holds 2 lines besides comments; it must hold the key alone`,
+    );
     expect(res.stderr).not.toContain('sandbox_');
     expect(box.requests).toHaveLength(0);
   });
@@ -134,7 +156,14 @@ describe('what a config file or key file may hold', () => {
     const file = path.join(home, '.bdsrc.json');
     writeFileSync(
       file,
-      JSON.stringify({ apikey: box.keys.live, apiKey: box.keys.live, sourceID: 'src_1', baseUrl: box.baseUrl, colour: 'blue', profiles: { test: { baseURL: box.baseUrl } } }),
+      JSON.stringify({
+        apikey: box.keys.live,
+        apiKey: box.keys.live,
+        sourceID: 'src_1',
+        baseUrl: box.baseUrl,
+        colour: 'blue',
+        profiles: { test: { baseURL: box.baseUrl } },
+      }),
     );
     chmodSync(file, 0o600);
     const res = await run(['whoami'], { home });
@@ -152,7 +181,10 @@ describe('what a config file or key file may hold', () => {
   it('a setting named like a key is never shown', async () => {
     const home = tempDir();
     const secret = 'svc_live_pasted_as_a_name_0000';
-    writeFileSync(path.join(home, '.bdsrc.json'), JSON.stringify({ [secret]: true, profile: secret, profiles: { [secret]: {} } }));
+    writeFileSync(
+      path.join(home, '.bdsrc.json'),
+      JSON.stringify({ [secret]: true, profile: secret, profiles: { [secret]: {} } }),
+    );
     const res = await run(['whoami'], { home });
     expect(res.code).toBe(2);
     expect(res.stderr).toContain('has a setting bds does not know: svc_live_…');

@@ -11,10 +11,25 @@ import { PassCache } from '../src/core/datapass/cache.js';
 import { collectOutput, ROOT, tempDir } from './helpers.js';
 
 const STEPS = ['written', 'flushed', 'renamed', 'folder-flushed'] as const;
-const STAMP = (dir: string) => ({ path: path.join(dir, 'data.jsonl.gz'), size: 10, mtimeMs: 1, ctimeMs: 1, ino: 1, dev: 1 });
+const STAMP = (dir: string) => ({
+  path: path.join(dir, 'data.jsonl.gz'),
+  size: 10,
+  mtimeMs: 1,
+  ctimeMs: 1,
+  ino: 1,
+  dev: 1,
+});
 
-async function crashWrite(writer: string, crashAfter: string, dir: string): Promise<{ steps: string[]; signal: string | null; code: number | null; stderr: string }> {
-  const child = spawn(process.execPath, [path.join(ROOT, 'test', 'fixtures', 'crash-write.mjs'), writer, crashAfter, dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+async function crashWrite(
+  writer: string,
+  crashAfter: string,
+  dir: string,
+): Promise<{ steps: string[]; signal: string | null; code: number | null; stderr: string }> {
+  const child = spawn(
+    process.execPath,
+    [path.join(ROOT, 'test', 'fixtures', 'crash-write.mjs'), writer, crashAfter, dir],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   const { stdout, stderr, signal, code } = await collectOutput(child);
   return { steps: stdout.split('\n').filter(Boolean), signal, code, stderr };
 }
@@ -31,7 +46,11 @@ const READERS: Record<string, (dir: string) => Promise<'old' | 'new' | 'none'>> 
   async cache(dir) {
     // recall() trusts only a whole entry whose checksum holds.
     const findings = await new PassCache(dir).recall(STAMP(dir), null);
-    return findings?.recordCount === 1 ? 'old' : findings?.recordCount === 2 ? 'new' : expect.fail('no usable pass entry');
+    return findings?.recordCount === 1
+      ? 'old'
+      : findings?.recordCount === 2
+        ? 'new'
+        : expect.fail('no usable pass entry');
   },
   async lock(dir) {
     const names = readdirSync(dir).filter((name) => name.endsWith('.lock'));
@@ -41,7 +60,11 @@ const READERS: Record<string, (dir: string) => Promise<'old' | 'new' | 'none'>> 
   },
   async config(dir) {
     const { apiKey } = JSON.parse(readFileSync(path.join(dir, 'bds', 'config.json'), 'utf8'));
-    return apiKey === 'svc_test_old_0000000000' ? 'old' : apiKey === 'svc_test_new_0000000000' ? 'new' : expect.fail(`a key ${apiKey}`);
+    return apiKey === 'svc_test_old_0000000000'
+      ? 'old'
+      : apiKey === 'svc_test_new_0000000000'
+        ? 'new'
+        : expect.fail(`a key ${apiKey}`);
   },
 };
 

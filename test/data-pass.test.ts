@@ -9,7 +9,19 @@ import { createHash, randomBytes } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { BdsError, deliver, EXIT_CODES } from '../src/index.js';
-import { BIN, collectOutput, count, deliverTo, expectOneReceived, makeFolder, newSource, run, sandbox, sandboxEnv, tempDir } from './helpers.js';
+import {
+  BIN,
+  collectOutput,
+  count,
+  deliverTo,
+  expectOneReceived,
+  makeFolder,
+  newSource,
+  run,
+  sandbox,
+  sandboxEnv,
+  tempDir,
+} from './helpers.js';
 
 const runningAsRoot = process.getuid?.() === 0;
 
@@ -27,9 +39,15 @@ function nodeForNobody(): string {
 }
 
 /** bin/bds.js as another user (nobody), which cannot read a 0600 file of root's. */
-function spawnAsNobody(argv: string[], env: Record<string, string>, home: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function spawnAsNobody(
+  argv: string[],
+  env: Record<string, string>,
+  home: string,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const node = nodeForNobody();
-  return collectOutput(spawn(node, [BIN, ...argv], { cwd: home, env: { PATH: process.env.PATH ?? '', HOME: home, ...env }, ...NOBODY }));
+  return collectOutput(
+    spawn(node, [BIN, ...argv], { cwd: home, env: { PATH: process.env.PATH ?? '', HOME: home, ...env }, ...NOBODY }),
+  );
 }
 
 /** Lines of random hex: they barely compress, so a few MiB of .gz take a moment to make. */
@@ -116,30 +134,41 @@ describe('the data pass over a large file (worker threads)', () => {
 });
 
 describe('the data pass', () => {
-  it.skipIf(!runningAsRoot)('a plain .jsonl that cannot be read is exit 2 with JSON under --json, and leaves no lock', async () => {
-    const box = await sandbox();
-    const source = newSource(box);
-    const folder = makeFolder({ plain: true });
-    chmodSync(folder.dataFile, 0o600);
-    for (const name of readdirSync(folder.dir)) if (!name.endsWith('.jsonl')) chmodSync(path.join(folder.dir, name), 0o644);
-    chmodSync(folder.dir, 0o755);
-    const home = tempDir();
-    chmodSync(home, 0o777);
-    const res = await spawnAsNobody(['deliver', folder.dir, '--period', '2024-05', '--source', source, '--json'], sandboxEnv(box), home);
-    expect(res.stderr).toContain(`bds: ${folder.dataFile}: cannot read it (EACCES)`);
-    expect(res.stderr).not.toContain('Unhandled');
-    expect(res.code).toBe(2);
-    expect(JSON.parse(res.stdout)).toMatchObject({ error: { exit_code: 2 } });
-    const records = path.join(home, '.local', 'state', 'bds', 'deliveries');
-    expect(readdirSync(records).filter((name) => name.endsWith('.lock'))).toEqual([]);
-    expect(count(box, 'create')).toBe(0);
-  });
+  it.skipIf(!runningAsRoot)(
+    'a plain .jsonl that cannot be read is exit 2 with JSON under --json, and leaves no lock',
+    async () => {
+      const box = await sandbox();
+      const source = newSource(box);
+      const folder = makeFolder({ plain: true });
+      chmodSync(folder.dataFile, 0o600);
+      for (const name of readdirSync(folder.dir))
+        if (!name.endsWith('.jsonl')) chmodSync(path.join(folder.dir, name), 0o644);
+      chmodSync(folder.dir, 0o755);
+      const home = tempDir();
+      chmodSync(home, 0o777);
+      const res = await spawnAsNobody(
+        ['deliver', folder.dir, '--period', '2024-05', '--source', source, '--json'],
+        sandboxEnv(box),
+        home,
+      );
+      expect(res.stderr).toContain(`bds: ${folder.dataFile}: cannot read it (EACCES)`);
+      expect(res.stderr).not.toContain('Unhandled');
+      expect(res.code).toBe(2);
+      expect(JSON.parse(res.stdout)).toMatchObject({ error: { exit_code: 2 } });
+      const records = path.join(home, '.local', 'state', 'bds', 'deliveries');
+      expect(readdirSync(records).filter((name) => name.endsWith('.lock'))).toEqual([]);
+      expect(count(box, 'create')).toBe(0);
+    },
+  );
 
   it('a data file that changes during the pass is refused before anything is created', async () => {
     const box = await sandbox();
     const source = newSource(box);
     // Over 1 MiB, so that the pass reads it in more than one chunk.
-    const folder = makeFolder({ lines: Array.from({ length: 40_000 }, (_, i) => JSON.stringify({ id: `o${i}`, pad: 'x'.repeat(40) })), plain: true });
+    const folder = makeFolder({
+      lines: Array.from({ length: 40_000 }, (_, i) => JSON.stringify({ id: `o${i}`, pad: 'x'.repeat(40) })),
+      plain: true,
+    });
     const home = tempDir();
     let appended = false;
     const error = await deliver({
@@ -154,7 +183,10 @@ describe('the data pass', () => {
       },
     }).catch((e: unknown) => e);
     expect(appended).toBe(true);
-    expect(error).toMatchObject({ exitCode: 2, message: `${folder.dataFile} changed while it was being checked; nothing was sent` });
+    expect(error).toMatchObject({
+      exitCode: 2,
+      message: `${folder.dataFile} changed while it was being checked; nothing was sent`,
+    });
     expect(count(box, 'create')).toBe(0);
   });
 
@@ -165,7 +197,12 @@ describe('the data pass', () => {
     writeFileSync(notAFolder, '');
     const res = await deliverTo(box, folder, { env: { TMPDIR: path.join(notAFolder, 'tmp') } });
     expect(res.code).toBe(2);
-    expect(res.stderr).toMatch(new RegExp(`^bds: cannot write the gzipped copy of ${folder.dataFile} in the temp folder ${notAFolder}/tmp \\(ENOTDIR\\)$`, 'm'));
+    expect(res.stderr).toMatch(
+      new RegExp(
+        `^bds: cannot write the gzipped copy of ${folder.dataFile} in the temp folder ${notAFolder}/tmp \\(ENOTDIR\\)$`,
+        'm',
+      ),
+    );
     expect(res.stderr).toMatch(/^hint: .*TMPDIR/m);
     expect(res.stderr).not.toContain('bug in bds');
     expect(count(box, 'create')).toBe(0);
@@ -214,16 +251,22 @@ describe('the data pass', () => {
     const folder = makeFolder({ dataBytes: Buffer.concat([gzipSync('{"a":1}\n'), tail]) });
     const res = await deliverTo(box, folder);
     expect(res.code).toBe(2);
-    expect(res.stderr).toContain(`bds: ${folder.dataFile}: there is data after the end of the gzip data (trailing garbage)`);
+    expect(res.stderr).toContain(
+      `bds: ${folder.dataFile}: there is data after the end of the gzip data (trailing garbage)`,
+    );
     expect(count(box, 'create')).toBe(0);
   });
 
   it('data after the end of the gzip data is named as such; an empty .gz is empty, not truncated', async () => {
     const box = await sandbox();
-    const garbage = makeFolder({ dataBytes: Buffer.concat([gzipSync('{"a":1}\n'), Buffer.from('tail of something else')]) });
+    const garbage = makeFolder({
+      dataBytes: Buffer.concat([gzipSync('{"a":1}\n'), Buffer.from('tail of something else')]),
+    });
     const res = await deliverTo(box, garbage);
     expect(res.code).toBe(2);
-    expect(res.stderr).toContain(`bds: ${garbage.dataFile}: there is data after the end of the gzip data (trailing garbage)`);
+    expect(res.stderr).toContain(
+      `bds: ${garbage.dataFile}: there is data after the end of the gzip data (trailing garbage)`,
+    );
     expect(res.stderr).not.toContain('should be named *.jsonl');
     const empty = makeFolder({ dataBytes: Buffer.alloc(0) });
     const emptyRes = await deliverTo(box, empty);
@@ -232,4 +275,3 @@ describe('the data pass', () => {
     expect(count(box, 'create')).toBe(0);
   });
 });
-

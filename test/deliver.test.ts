@@ -9,7 +9,9 @@ describe('bds deliver, happy path', () => {
     const box = await sandbox();
     const source = newSource(box);
     const folder = makeFolder({ records: 5 });
-    const res = await run(['deliver', folder.dir, '--period', '2024-05', '--source', source, '--json'], { env: sandboxEnv(box) });
+    const res = await run(['deliver', folder.dir, '--period', '2024-05', '--source', source, '--json'], {
+      env: sandboxEnv(box),
+    });
     expect(res.stderr).not.toContain('bds:');
     expect(res.code).toBe(0);
     const out = res.json();
@@ -60,7 +62,9 @@ describe('bds deliver, happy path', () => {
     const box = await sandbox();
     const source = newSource(box);
     const folder = makeFolder({ plain: true, records: 4 });
-    const res = await run(['deliver', folder.dir, '--period', '2024-05', '--source', source, '--json'], { env: sandboxEnv(box) });
+    const res = await run(['deliver', folder.dir, '--period', '2024-05', '--source', source, '--json'], {
+      env: sandboxEnv(box),
+    });
     expect(res.code).toBe(0);
     const [batch] = box.store.batches();
     expect(box.store.uploadedBytes(batch!.id)!.equals(folder.uploaded)).toBe(true);
@@ -72,7 +76,9 @@ describe('bds deliver, happy path', () => {
     const box = await sandbox();
     const source = newSource(box);
     const folder = makeFolder({ product: 'episodes', records: 2 });
-    const res = await run(['deliver', folder.dir, '--period', '2024-05', '--source', source, '--json'], { env: sandboxEnv(box) });
+    const res = await run(['deliver', folder.dir, '--period', '2024-05', '--source', source, '--json'], {
+      env: sandboxEnv(box),
+    });
     expect(res.code).toBe(0);
     expect(box.store.batches()[0]!.product).toBe('episodes');
   });
@@ -81,9 +87,12 @@ describe('bds deliver, happy path', () => {
     const box = await sandbox();
     const source = newSource(box);
     const folder = makeFolder({ product: 'environment' });
-    const res = await run(['deliver', folder.dir, '--period', '2024-05', '--source', source, '--product', 'environment'], {
-      env: sandboxEnv(box),
-    });
+    const res = await run(
+      ['deliver', folder.dir, '--period', '2024-05', '--source', source, '--product', 'environment'],
+      {
+        env: sandboxEnv(box),
+      },
+    );
     expect(res.code).toBe(0);
     expect(box.store.batches()[0]!.product).toBe('environment');
   });
@@ -136,12 +145,17 @@ describe('bds deliver, happy path', () => {
     const env = sandboxEnv(box);
     const home = tempDir();
     expect((await run(['deliver', folder.dir, '--period', '2024-05', '--source', source], { env, home })).code).toBe(0);
-    const res = await run(['deliver', folder.dir, '--period', '2024-05', '--source', source, '--dry-run', '--json'], { env, home });
+    const res = await run(['deliver', folder.dir, '--period', '2024-05', '--source', source, '--dry-run', '--json'], {
+      env,
+      home,
+    });
     expect(res.json().existing_batch).toMatchObject({ id: box.store.batches()[0]!.id, status: 'received' });
-    const text = await run(['deliver', folder.dir, '--period', '2024-05', '--source', source, '--dry-run'], { env, home });
+    const text = await run(['deliver', folder.dir, '--period', '2024-05', '--source', source, '--dry-run'], {
+      env,
+      home,
+    });
     expect(text.stdout).toContain('Dry run: nothing was created');
   });
-
 
   it('--dry-run names a rejected or unfinished batch too, says what a run would do, and still lists with --force', async () => {
     const box = await sandbox();
@@ -188,7 +202,10 @@ describe('bds deliver, happy path', () => {
     box.faults.add({ route: 'create', delayMs: 1500 });
     const running = run(args, { env, home, http: { headersTimeoutMs: 10_000 } });
     await until(() => count(box, 'create') > 0, 'the create request');
-    const file = path.join(dir, readdirSync(dir).find((name) => name.endsWith('.json'))!);
+    const file = path.join(
+      dir,
+      readdirSync(dir).find((name) => name.endsWith('.json'))!,
+    );
     const saved = readFileSync(file);
     rmSync(file);
     mkdirSync(path.join(file, 'in-the-way'), { recursive: true });
@@ -196,8 +213,12 @@ describe('bds deliver, happy path', () => {
     const res = await running;
     const [batch] = box.store.batches();
     expect(res.code).toBe(5);
-    expect(res.stderr).toContain(`bds: ${batch!.id} was created, but bds could not write the delivery records in ${dir} (EISDIR)`);
-    expect(res.stderr).toContain('hint: free the space or fix the folder, then run the same command again: it resumes this batch');
+    expect(res.stderr).toContain(
+      `bds: ${batch!.id} was created, but bds could not write the delivery records in ${dir} (EISDIR)`,
+    );
+    expect(res.stderr).toContain(
+      'hint: free the space or fix the folder, then run the same command again: it resumes this batch',
+    );
     expect(res.stderr).not.toContain('nothing was sent');
     expect(readdirSync(dir).filter((name) => name.endsWith('.tmp'))).toEqual([]);
     expect(count(box, 'upload')).toBe(0);

@@ -53,7 +53,13 @@ interface Doc {
 
 function readDocs(): Doc[] {
   const docsDir = path.join(ROOT, 'docs');
-  const files = ['README.md', ...readdirSync(docsDir).filter((name) => name.endsWith('.md')).sort().map((name) => `docs/${name}`)];
+  const files = [
+    'README.md',
+    ...readdirSync(docsDir)
+      .filter((name) => name.endsWith('.md'))
+      .sort()
+      .map((name) => `docs/${name}`),
+  ];
   return files.map((file) => ({ file, text: readFileSync(path.join(ROOT, file), 'utf8') }));
 }
 
@@ -113,7 +119,9 @@ interface Segment {
 /** A piece of code split where one shell command ends and another starts; a comment is a segment of its own. */
 function segments(code: string): Segment[] {
   const skip = (word: string): boolean =>
-    ['sudo', 'exec', 'env', 'time', 'npx', '$', '-'].includes(word) || /^[A-Za-z_]\w*=/.test(word) || /^[\w-]+:$/.test(word);
+    ['sudo', 'exec', 'env', 'time', 'npx', '$', '-'].includes(word) ||
+    /^[A-Za-z_]\w*=/.test(word) ||
+    /^[\w-]+:$/.test(word);
   return code.split(/&&|\|\||[;|()`']|\$\(|(?:^|\s)#(?=\s|$)/).map((text) => {
     const words = text.trim().split(/\s+/).filter(Boolean);
     const at = words.findIndex((word) => !skip(word));
@@ -136,7 +144,11 @@ function namedCommands(docs: Doc[]): Named[] {
   return docs.flatMap((doc) =>
     pieces(doc)
       .filter((piece) => piece.kind === 'code')
-      .flatMap((piece) => segments(piece.text).flatMap(({ subcommand }) => (subcommand ? [{ where: piece.where, name: subcommand }] : []))),
+      .flatMap((piece) =>
+        segments(piece.text).flatMap(({ subcommand }) =>
+          subcommand ? [{ where: piece.where, name: subcommand }] : [],
+        ),
+      ),
   );
 }
 
@@ -150,7 +162,8 @@ function namedFlags(docs: Doc[]): NamedFlag[] {
   const found: NamedFlag[] = [];
   for (const doc of docs) {
     for (const piece of pieces(doc)) {
-      const parts: Segment[] = piece.kind === 'code' ? segments(piece.text) : [{ text: piece.text, tool: undefined, subcommand: undefined }];
+      const parts: Segment[] =
+        piece.kind === 'code' ? segments(piece.text) : [{ text: piece.text, tool: undefined, subcommand: undefined }];
       for (const { text, tool, subcommand } of parts) {
         if (tool !== undefined && OTHER_TOOLS.has(tool)) continue;
         for (const [flag] of text.matchAll(LONG_FLAG)) {
@@ -210,7 +223,9 @@ describe('the documents (README.md, docs/*.md)', () => {
   it('name only commands that bds defines', () => {
     const wrong = namedCommands(docs)
       .filter(({ name }) => !commands.has(name) && !BUILT_IN_COMMANDS.has(name))
-      .map(({ where, name }) => `${where}: \`bds ${name}\` is not a command (bds has: ${[...commands.keys()].join(', ')})`);
+      .map(
+        ({ where, name }) => `${where}: \`bds ${name}\` is not a command (bds has: ${[...commands.keys()].join(', ')})`,
+      );
     expect(wrong).toEqual([]);
   });
 
@@ -233,14 +248,16 @@ describe('the documents (README.md, docs/*.md)', () => {
     for (const section of all) {
       const name = /^bds\s+([a-z][a-z0-9-]*)/.exec(section.heading)?.[1];
       if (name === undefined) continue;
-      if (!commands.has(name)) wrong.push(`docs/commands.md: the section "## ${section.heading}" is for no command of bds`);
+      if (!commands.has(name))
+        wrong.push(`docs/commands.md: the section "## ${section.heading}" is for no command of bds`);
       byCommand.set(name, section);
     }
     // Options that every command has (main.ts adds them to each) are documented once, under "## Common options".
     const shared = [...flagsOf.values()].reduce((a, b) => new Set([...a].filter((flag) => b.has(flag))));
     if (!common) wrong.push('docs/commands.md: no "## Common options" section');
     for (const flag of shared) {
-      if (common && !mentions(common.body, flag)) wrong.push(`docs/commands.md: "## Common options" does not document ${flag}`);
+      if (common && !mentions(common.body, flag))
+        wrong.push(`docs/commands.md: "## Common options" does not document ${flag}`);
     }
     for (const flag of programFlags) {
       if (!mentions(text, flag)) wrong.push(`docs/commands.md: bds ${flag} is not documented`);
@@ -253,7 +270,8 @@ describe('the documents (README.md, docs/*.md)', () => {
       }
       for (const option of command.options) {
         if (!option.long || shared.has(option.long)) continue;
-        if (!mentions(section.body, option.long)) wrong.push(`docs/commands.md: "## ${section.heading}" does not document ${option.long}`);
+        if (!mentions(section.body, option.long))
+          wrong.push(`docs/commands.md: "## ${section.heading}" does not document ${option.long}`);
       }
     }
     expect(wrong).toEqual([]);
@@ -270,8 +288,14 @@ describe('the documents (README.md, docs/*.md)', () => {
           const resolved = page === '' ? path.join(ROOT, file) : path.resolve(here, page);
           if (!existsSync(resolved)) {
             wrong.push(`${piece.where}: the link ${target} leads to no file`);
-          } else if (anchor !== undefined && resolved.endsWith('.md') && !anchors(readFileSync(resolved, 'utf8')).has(anchor)) {
-            wrong.push(`${piece.where}: the link ${target}: ${path.relative(ROOT, resolved)} has no heading #${anchor}`);
+          } else if (
+            anchor !== undefined &&
+            resolved.endsWith('.md') &&
+            !anchors(readFileSync(resolved, 'utf8')).has(anchor)
+          ) {
+            wrong.push(
+              `${piece.where}: the link ${target}: ${path.relative(ROOT, resolved)} has no heading #${anchor}`,
+            );
           }
         }
       }
@@ -283,6 +307,8 @@ describe('the documents (README.md, docs/*.md)', () => {
     expect(namedCommands(docs).map(({ name }) => name)).toEqual(expect.arrayContaining([...commands.keys()]));
     expect(namedFlags(docs).map(({ name }) => name)).toEqual(expect.arrayContaining(['--period', '--force', '--json']));
     const headings = sections(readFileSync(path.join(ROOT, 'docs/commands.md'), 'utf8')).map(({ heading }) => heading);
-    expect(headings).toEqual(expect.arrayContaining([...commands.keys()].map((name) => expect.stringMatching(new RegExp(`^bds ${name}\\b`)))));
+    expect(headings).toEqual(
+      expect.arrayContaining([...commands.keys()].map((name) => expect.stringMatching(new RegExp(`^bds ${name}\\b`)))),
+    );
   });
 });

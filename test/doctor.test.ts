@@ -11,12 +11,40 @@ import path from 'node:path';
 import tls from 'node:tls';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DoctorResult } from '../src/core/diagnostics/doctor.js';
-import { deliverTo, makeFolder, newSource, ROOT, run, sandbox, sandboxEnv, spawnCli, tempDir, type RunResult } from './helpers.js';
+import {
+  deliverTo,
+  makeFolder,
+  newSource,
+  ROOT,
+  run,
+  sandbox,
+  sandboxEnv,
+  spawnCli,
+  tempDir,
+  type RunResult,
+} from './helpers.js';
 
 const ORDER = [
-  'bds', 'config file', 'base URL', 'key', 'profile', 'source id',
-  'state folder', 'cache folder', 'temp folder', 'free space', 'deliveries', 'locks',
-  'proxy', 'CA', 'name lookup', 'connect', 'TLS', 'API', 'clock', 'source',
+  'bds',
+  'config file',
+  'base URL',
+  'key',
+  'profile',
+  'source id',
+  'state folder',
+  'cache folder',
+  'temp folder',
+  'free space',
+  'deliveries',
+  'locks',
+  'proxy',
+  'CA',
+  'name lookup',
+  'connect',
+  'TLS',
+  'API',
+  'clock',
+  'source',
 ];
 
 function doctorJson(res: RunResult | { stdout: string }): DoctorResult {
@@ -45,10 +73,15 @@ describe('bds doctor', () => {
     expect(result.ok).toBe(true);
     expect(result.exit_code).toBe(0);
     expect(result.checks.map((c) => c.name)).toEqual(ORDER);
-    expect(Object.values(statuses(result)).every((s) => s === 'ok'), JSON.stringify(result.checks, null, 1)).toBe(true);
+    expect(
+      Object.values(statuses(result)).every((s) => s === 'ok'),
+      JSON.stringify(result.checks, null, 1),
+    ).toBe(true);
     for (const c of result.checks) expect(Object.keys(c)).toEqual(['name', 'status', 'message', 'hint']);
     expect(check(result, 'key').message).toBe('svc_test_… (test mode) from BDS_API_KEY');
-    expect(check(result, 'API').message).toMatch(/^GET \/api\/v1\/me in \d+ ms: Sandbox Seller, key key_test_sandbox \(test mode\)$/);
+    expect(check(result, 'API').message).toMatch(
+      /^GET \/api\/v1\/me in \d+ ms: Sandbox Seller, key key_test_sandbox \(test mode\)$/,
+    );
     expect(check(result, 'source').message).toMatch(/^src_\w+ exists for this key: 0 batches$/);
     expect(`${res.stdout}${res.stderr}`).not.toContain(box.keys.test);
     // It changes nothing: no folder made, only GET requests.
@@ -71,7 +104,10 @@ describe('bds doctor', () => {
     expect(res.code).toBe(5);
     const result = doctorJson(res);
     expect(result).toMatchObject({ ok: false, exit_code: 5 });
-    expect(check(result, 'connect')).toMatchObject({ status: 'fail', message: expect.stringMatching(/: connection refused$/) });
+    expect(check(result, 'connect')).toMatchObject({
+      status: 'fail',
+      message: expect.stringMatching(/: connection refused$/),
+    });
     expect(check(result, 'connect').hint).toMatch(/is the service running there/);
     expect(result.checks.map((c) => c.name)).not.toContain('API');
     const text = await run(['doctor'], { env: { BDS_BASE_URL: baseUrl, BDS_API_KEY: box.keys.live } });
@@ -118,16 +154,26 @@ describe('bds doctor', () => {
     const batch = box.store.batches()[0]!.id;
     const deliveries = path.join(home, '.local', 'state', 'bds', 'deliveries');
     const lock = path.join(deliveries, 'src_gone-2024-06-records-000000000000.lock');
-    writeFileSync(lock, JSON.stringify({ pid: 4_000_000, hostname: 'test-host', startedAt: '2024-06-01T00:00:00.000Z' }));
+    writeFileSync(
+      lock,
+      JSON.stringify({ pid: 4_000_000, hostname: 'test-host', startedAt: '2024-06-01T00:00:00.000Z' }),
+    );
     const res = await run(['doctor', '--json'], { home, env: sandboxEnv(box) });
     expect(res.code, res.stderr).toBe(0);
     const result = doctorJson(res);
     expect(check(result, 'deliveries')).toMatchObject({
       status: 'warn',
-      message: expect.stringMatching(new RegExp(`^unfinished: 2024-05 records of src_\\w+, step uploaded, batch ${batch} \\(http://loopback:\\d+\\)$`)),
+      message: expect.stringMatching(
+        new RegExp(
+          `^unfinished: 2024-05 records of src_\\w+, step uploaded, batch ${batch} \\(http://loopback:\\d+\\)$`,
+        ),
+      ),
       hint: 'run the same bds deliver again: it resumes this delivery',
     });
-    expect(check(result, 'locks')).toMatchObject({ status: 'warn', message: `${lock} was left by pid 4000000 (since 2024-06-01T00:00:00.000Z), which is gone` });
+    expect(check(result, 'locks')).toMatchObject({
+      status: 'warn',
+      message: `${lock} was left by pid 4000000 (since 2024-06-01T00:00:00.000Z), which is gone`,
+    });
     // Nothing was touched.
     expect(existsSync(lock)).toBe(true);
   });
@@ -160,7 +206,10 @@ describe('bds doctor', () => {
     const res = await run(['doctor', '--json'], { home });
     expect(res.code).toBe(2);
     const result = doctorJson(res);
-    expect(check(result, 'settings')).toMatchObject({ status: 'fail', message: expect.stringContaining('not valid JSON or YAML') });
+    expect(check(result, 'settings')).toMatchObject({
+      status: 'fail',
+      message: expect.stringContaining('not valid JSON or YAML'),
+    });
     expect(check(result, 'state folder').status).toBe('ok');
     expect(res.stdout).not.toContain('broken_secret');
   });
@@ -190,15 +239,23 @@ describe('bds doctor through a proxy', () => {
   }
 
   /** The sandbox as https://api.bds.test behind a TLS front that only the proxy's tunnel reaches. */
-  async function proxiedSandbox(): Promise<{ box: Awaited<ReturnType<typeof sandbox>>; proxyUrl: string; tunnels: string[]; auth: string[] }> {
+  async function proxiedSandbox(): Promise<{
+    box: Awaited<ReturnType<typeof sandbox>>;
+    proxyUrl: string;
+    tunnels: string[];
+    auth: string[];
+  }> {
     const box = await sandbox({ publicUrls: { api: API_URL } });
     const front = await listen(
-      tls.createServer({ key: readFileSync(path.join(TLS_DIR, 'bds-test.key')), cert: readFileSync(CERT) }, (socket) => {
-        const upstream = net.connect(Number(new URL(box.baseUrl).port), '127.0.0.1');
-        socket.pipe(upstream).pipe(socket);
-        socket.on('error', () => upstream.destroy());
-        upstream.on('error', () => socket.destroy());
-      }),
+      tls.createServer(
+        { key: readFileSync(path.join(TLS_DIR, 'bds-test.key')), cert: readFileSync(CERT) },
+        (socket) => {
+          const upstream = net.connect(Number(new URL(box.baseUrl).port), '127.0.0.1');
+          socket.pipe(upstream).pipe(socket);
+          socket.on('error', () => upstream.destroy());
+          upstream.on('error', () => socket.destroy());
+        },
+      ),
     );
     const tunnels: string[] = [];
     const auth: string[] = [];
@@ -225,14 +282,25 @@ describe('bds doctor through a proxy', () => {
     const home = tempDir();
     mkdirSync(home, { recursive: true });
     const res = await spawnCli(['doctor', '--json'], {
-      env: { HOME: home, BDS_BASE_URL: API_URL, BDS_API_KEY: box.keys.live, HTTPS_PROXY: proxyUrl, NODE_EXTRA_CA_CERTS: CERT },
+      env: {
+        HOME: home,
+        BDS_BASE_URL: API_URL,
+        BDS_API_KEY: box.keys.live,
+        HTTPS_PROXY: proxyUrl,
+        NODE_EXTRA_CA_CERTS: CERT,
+      },
     });
     expect(res.code, res.stderr).toBe(0);
     const result = doctorJson(res);
-    expect(check(result, 'proxy').message).toMatch(/^http:\/\/REDACTED@127\.0\.0\.1:\d+ \(from HTTPS_PROXY\) for api\.bds\.test$/);
+    expect(check(result, 'proxy').message).toMatch(
+      /^http:\/\/REDACTED@127\.0\.0\.1:\d+ \(from HTTPS_PROXY\) for api\.bds\.test$/,
+    );
     expect(check(result, 'CA').message).toBe(`1 extra certificate from ${CERT} (NODE_EXTRA_CA_CERTS)`);
     expect(check(result, 'name lookup').message).toBe('the proxy 127.0.0.1 is 127.0.0.1');
-    expect(check(result, 'TLS')).toMatchObject({ status: 'ok', message: expect.stringMatching(/^TLSv1\.[23] with api\.bds\.test: certificate for /) });
+    expect(check(result, 'TLS')).toMatchObject({
+      status: 'ok',
+      message: expect.stringMatching(/^TLSv1\.[23] with api\.bds\.test: certificate for /),
+    });
     expect(check(result, 'API').status).toBe('ok');
     expect(tunnels.every((t) => t === 'api.bds.test:443')).toBe(true);
     expect(auth[0]).toBe(`Basic ${Buffer.from('doctor:pr0xy-passw0rd').toString('base64')}`);
@@ -241,12 +309,16 @@ describe('bds doctor through a proxy', () => {
 
   it('a proxy that re-signs TLS with an authority Node does not trust: a TLS failure (exit 5), not a refused key', async () => {
     const { box, proxyUrl } = await proxiedSandbox();
-    const res = await run(['doctor', '--json'], { env: { BDS_BASE_URL: API_URL, BDS_API_KEY: box.keys.live, HTTPS_PROXY: proxyUrl } });
+    const res = await run(['doctor', '--json'], {
+      env: { BDS_BASE_URL: API_URL, BDS_API_KEY: box.keys.live, HTTPS_PROXY: proxyUrl },
+    });
     expect(res.code).toBe(5);
     const result = doctorJson(res);
     expect(check(result, 'TLS')).toMatchObject({
       status: 'fail',
-      message: expect.stringMatching(/^the certificate api\.bds\.test presents is signed by .+, which Node does not trust \(\w+\)$/),
+      message: expect.stringMatching(
+        /^the certificate api\.bds\.test presents is signed by .+, which Node does not trust \(\w+\)$/,
+      ),
       hint: expect.stringMatching(/re-signs TLS .*NODE_EXTRA_CA_CERTS.*not about the key/),
     });
     expect(result.checks.map((c) => c.name)).not.toContain('API');

@@ -1,7 +1,16 @@
 // Faults between bds and the service, injected into the sandbox: every run ends either with exactly one
 // `received` batch holding the file's bytes and exit 0, or with a non-zero exit and a message saying what failed.
 import { createServer } from 'node:net';
-import { appendFileSync, closeSync, openSync, readdirSync, readFileSync, truncateSync, utimesSync, writeSync } from 'node:fs';
+import {
+  appendFileSync,
+  closeSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  truncateSync,
+  utimesSync,
+  writeSync,
+} from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
@@ -163,7 +172,9 @@ describe('2. timeouts', () => {
     const box = await sandbox();
     const folder = makeFolder();
     box.faults.add({ route: 'upload', hang: true, times: 10 });
-    const res = await deliverTo(box, folder, { http: { idleTimeoutMs: 200, headersTimeoutMs: 200, uploadMaxAttempts: 2 } });
+    const res = await deliverTo(box, folder, {
+      http: { idleTimeoutMs: 200, headersTimeoutMs: 200, uploadMaxAttempts: 2 },
+    });
     expect(res.code).toBe(5);
     expect(res.stderr).toMatch(/bds: PUT .* failed: .*gave up after 2 attempts/);
     expect(box.store.batches().map((b) => b.status)).toEqual(['awaiting_upload']);
@@ -204,7 +215,12 @@ describe('3. upload', () => {
     expect(res.stderr).toContain('AccessDenied: Request has expired');
     expect(sleeps).toEqual([]);
     expect(count(box, 'create')).toBe(2);
-    expect(box.store.batches().map((b) => b.status).sort()).toEqual(['awaiting_upload', 'received']);
+    expect(
+      box.store
+        .batches()
+        .map((b) => b.status)
+        .sort(),
+    ).toEqual(['awaiting_upload', 'received']);
     expectOneReceived(box, folder);
   });
 
@@ -214,7 +230,9 @@ describe('3. upload', () => {
     const folder = makeFolder();
     const res = await deliverTo(box, folder);
     expect(res.code).toBe(4);
-    expect(res.stderr).toMatch(/bds: PUT http:\/\/127\.0\.0\.1:\d+\/objects\/bat_\w+\?expires=\d+&signature=REDACTED → 403: AccessDenied: Request has expired/);
+    expect(res.stderr).toMatch(
+      /bds: PUT http:\/\/127\.0\.0\.1:\d+\/objects\/bat_\w+\?expires=\d+&signature=REDACTED → 403: AccessDenied: Request has expired/,
+    );
     expect(res.stderr).not.toContain('<Error>');
     expect(res.stderr).not.toMatch(/signature=[0-9a-f]{16}/);
     expect(res.stderr).not.toMatch(/Z uploaded /);
@@ -245,7 +263,12 @@ describe('4. lost responses', () => {
     box.faults.add({ route: 'create', resetAfterBytes: 0 });
     const res = await deliverTo(box, folder);
     expect(res.code).toBe(0);
-    expect(box.store.batches().map((b) => b.status).sort()).toEqual(['awaiting_upload', 'received']);
+    expect(
+      box.store
+        .batches()
+        .map((b) => b.status)
+        .sort(),
+    ).toEqual(['awaiting_upload', 'received']);
     expectOneReceived(box, folder);
   });
 
@@ -277,7 +300,11 @@ describe('9. nonsense from the server', () => {
   it('a 200 with an HTML page is exit 5 with a summary', async () => {
     const box = await sandbox();
     const folder = makeFolder();
-    box.faults.add({ route: 'list', status: 200, body: '<html><head><title>Login | Corp Proxy</title></head><body>…</body></html>' });
+    box.faults.add({
+      route: 'list',
+      status: 200,
+      body: '<html><head><title>Login | Corp Proxy</title></head><body>…</body></html>',
+    });
     const res = await deliverTo(box, folder);
     expect(res.code).toBe(5);
     expect(res.stderr).toContain('with a body that is not a JSON object: an HTML page titled "Login | Corp Proxy"');
@@ -308,10 +335,15 @@ describe('9. nonsense from the server', () => {
     const box = await sandbox();
     const folder = makeFolder();
     const home = tempDir();
-    box.faults.add({ route: 'create', replaceJson: { batch: { id: 'bat_x', status: 'awaiting_upload' }, upload: { method: 'PUT' } } });
+    box.faults.add({
+      route: 'create',
+      replaceJson: { batch: { id: 'bat_x', status: 'awaiting_upload' }, upload: { method: 'PUT' } },
+    });
     const res = await deliverTo(box, folder, { home });
     expect(res.code).toBe(5);
-    expect(res.stderr).toMatch(/bds: the API's answer to POST \/batches \(200\) makes no sense: it lacks a usable upload/);
+    expect(res.stderr).toMatch(
+      /bds: the API's answer to POST \/batches \(200\) makes no sense: it lacks a usable upload/,
+    );
     const again = await deliverTo(box, folder, { home });
     expect(again.code).toBe(0);
     expect(box.store.batches()).toHaveLength(1);
@@ -325,7 +357,9 @@ describe('9. nonsense from the server', () => {
     box.faults.add({ route: 'create', replaceJson: { batch: { id: 'bat_x', status: 'awaiting_upload' }, upload } });
     const res = await deliverTo(box, folder);
     expect(res.code).toBe(5);
-    expect(res.stderr).toMatch(/bds: the API's answer to POST \/batches \(200\) makes no sense: .*http:\/\/ only to this machine/);
+    expect(res.stderr).toMatch(
+      /bds: the API's answer to POST \/batches \(200\) makes no sense: .*http:\/\/ only to this machine/,
+    );
     expect(count(box, 'upload')).toBe(0);
   });
 
@@ -347,7 +381,9 @@ describe('10. the key', () => {
     box.faults.add({ route: 'list', redirect: `${elsewhere.baseUrl}/api/v1/batches?token=s3cr3t` });
     const res = await deliverTo(box, folder);
     expect(res.code).toBe(4);
-    expect(res.stderr).toContain(`→ 307: redirected to ${elsewhere.baseUrl}/api/v1/batches?token=REDACTED; bds never follows redirects`);
+    expect(res.stderr).toContain(
+      `→ 307: redirected to ${elsewhere.baseUrl}/api/v1/batches?token=REDACTED; bds never follows redirects`,
+    );
     expect(res.stderr).not.toContain('s3cr3t');
     expect(elsewhere.requests).toHaveLength(0);
     expect(box.store.batches()).toHaveLength(0);
@@ -367,7 +403,17 @@ describe('10. the key', () => {
     const value = new URLSearchParams(signed.split('?')[1]).get('signature')!;
     expect(value).toMatch(/^[0-9a-f]{64}$/);
     const files = readdirSync(path.join(home, '.local', 'state', 'bds', 'deliveries'));
-    const record = readFileSync(path.join(home, '.local', 'state', 'bds', 'deliveries', files.find((f) => f.endsWith('.json'))!), 'utf8');
+    const record = readFileSync(
+      path.join(
+        home,
+        '.local',
+        'state',
+        'bds',
+        'deliveries',
+        files.find((f) => f.endsWith('.json'))!,
+      ),
+      'utf8',
+    );
     for (const text of [res.stdout, res.stderr, record]) {
       expect(text).not.toContain(box.keys.test);
       expect(text).not.toContain(box.keys.test.slice('svc_test_'.length));
@@ -422,25 +468,30 @@ describe('11. integrity', () => {
   it.each([
     ['shrinks', (file: string) => truncateSync(file, 1 << 20)],
     ['grows', (file: string) => appendFileSync(file, Buffer.alloc(1 << 20))],
-  ])('a data file that %s during the upload is exit 2 "changed during the delivery", not a network error', async (_, change) => {
-    const box = await sandbox();
-    // Larger than what the socket buffers hold, so that bds is still reading the file when it changes: stored
-    // (gzip level 0), so that it is quick to make and to check.
-    const line = JSON.stringify({ _object: 'orders', order_id: 'o', note: 'x'.repeat(1000) });
-    const folder = makeFolder({ dataBytes: gzipSync(Buffer.from(`${line}\n`.repeat(32 << 10)), { level: 0 }) });
-    // The storage host holds the upload before reading it; bds waits rather than calling it a stall.
-    box.faults.add({ route: 'upload', delayMs: 1_000 });
-    const running = deliverTo(box, folder, { http: { idleTimeoutMs: 10_000, headersTimeoutMs: 10_000 } });
-    await until(() => count(box, 'upload') > 0, 'the upload request');
-    change(folder.dataFile);
-    const res = await running;
-    expect(res.code, res.stderr).toBe(2);
-    expect(res.stderr).toMatch(/^bds: .*records\.jsonl\.gz changed during the delivery \(its size or modification time\); nothing was confirmed$/m);
-    expect(res.stderr).not.toMatch(/content-length|run again later/i);
-    expect(count(box, 'upload')).toBe(1);
-    expect(count(box, 'complete')).toBe(0);
-    expect(box.store.batches().map((b) => b.status)).toEqual(['awaiting_upload']);
-  });
+  ])(
+    'a data file that %s during the upload is exit 2 "changed during the delivery", not a network error',
+    async (_, change) => {
+      const box = await sandbox();
+      // Larger than what the socket buffers hold, so that bds is still reading the file when it changes: stored
+      // (gzip level 0), so that it is quick to make and to check.
+      const line = JSON.stringify({ _object: 'orders', order_id: 'o', note: 'x'.repeat(1000) });
+      const folder = makeFolder({ dataBytes: gzipSync(Buffer.from(`${line}\n`.repeat(32 << 10)), { level: 0 }) });
+      // The storage host holds the upload before reading it; bds waits rather than calling it a stall.
+      box.faults.add({ route: 'upload', delayMs: 1_000 });
+      const running = deliverTo(box, folder, { http: { idleTimeoutMs: 10_000, headersTimeoutMs: 10_000 } });
+      await until(() => count(box, 'upload') > 0, 'the upload request');
+      change(folder.dataFile);
+      const res = await running;
+      expect(res.code, res.stderr).toBe(2);
+      expect(res.stderr).toMatch(
+        /^bds: .*records\.jsonl\.gz changed during the delivery \(its size or modification time\); nothing was confirmed$/m,
+      );
+      expect(res.stderr).not.toMatch(/content-length|run again later/i);
+      expect(count(box, 'upload')).toBe(1);
+      expect(count(box, 'complete')).toBe(0);
+      expect(box.store.batches().map((b) => b.status)).toEqual(['awaiting_upload']);
+    },
+  );
 
   it('notices a rewrite in place that keeps the size and the modification time, by its change time', async () => {
     const box = await sandbox();
@@ -457,7 +508,9 @@ describe('11. integrity', () => {
     utimesSync(folder.dataFile, mtime, mtime);
     const res = await running;
     expect(res.code, res.stderr).toBe(2);
-    expect(res.stderr).toContain('changed during the delivery (its change time: it was rewritten in place); nothing was confirmed');
+    expect(res.stderr).toContain(
+      'changed during the delivery (its change time: it was rewritten in place); nothing was confirmed',
+    );
     expect(count(box, 'upload') + count(box, 'complete')).toBe(0);
     expect(box.store.batches().map((b) => b.status)).toEqual(['awaiting_upload']);
   });

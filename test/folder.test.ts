@@ -17,7 +17,9 @@ describe('a UTF-8 byte order mark', () => {
     expect(checked.stderr).not.toContain('bds:');
     expect(checked.code).toBe(0);
 
-    const res = await run(['deliver', folder.dir, '--period', '2024-05', '--source', newSource(box)], { env: sandboxEnv(box) });
+    const res = await run(['deliver', folder.dir, '--period', '2024-05', '--source', newSource(box)], {
+      env: sandboxEnv(box),
+    });
     expect(res.stderr).not.toContain('bds:');
     expect(res.code).toBe(0);
     const [batch] = box.store.batches();
@@ -46,7 +48,9 @@ describe('hidden files in the folder', () => {
     // AppleDouble files hold Finder metadata, not gzip; a swap file is an editor's.
     writeFileSync(path.join(folder.dir, '._records.jsonl.gz'), Buffer.from([0, 5, 22, 7, 0, 2, 0, 0]));
     writeFileSync(path.join(folder.dir, '.records.jsonl.swp.jsonl'), 'not json\n');
-    const res = await run(['deliver', folder.dir, '--period', '2024-05', '--source', newSource(box), '--json'], { env: sandboxEnv(box) });
+    const res = await run(['deliver', folder.dir, '--period', '2024-05', '--source', newSource(box), '--json'], {
+      env: sandboxEnv(box),
+    });
     expect(res.stderr).not.toContain('bds:');
     expect(res.code).toBe(0);
     expect(res.json()).toMatchObject({ record_count: folder.records, sha256: folder.sha256 });
@@ -67,15 +71,21 @@ describe('--file', () => {
     const folder = makeFolder();
     writeFileSync(path.join(folder.dir, 'b.jsonl'), '{"a":1}\n{"a":2}\n');
     const cwd = tempDir();
-    const several = await run(['deliver', folder.dir, '--period', '2024-05', '--source', source], { cwd, env: sandboxEnv(box) });
+    const several = await run(['deliver', folder.dir, '--period', '2024-05', '--source', source], {
+      cwd,
+      env: sandboxEnv(box),
+    });
     expect(several.code).toBe(2);
     expect(several.stderr).toContain('more than one data file');
     expect(several.stderr).toContain('b.jsonl');
 
-    const res = await run(['deliver', folder.dir, '--period', '2024-05', '--source', source, '--file', 'b.jsonl', '--json'], {
-      cwd,
-      env: sandboxEnv(box),
-    });
+    const res = await run(
+      ['deliver', folder.dir, '--period', '2024-05', '--source', source, '--file', 'b.jsonl', '--json'],
+      {
+        cwd,
+        env: sandboxEnv(box),
+      },
+    );
     expect(res.stderr).not.toContain('bds:');
     expect(res.code).toBe(0);
     expect(res.json().record_count).toBe(2);
@@ -93,7 +103,9 @@ describe('--file', () => {
 
   it('a path with a folder in it is never looked for elsewhere', async () => {
     const folder = makeFolder();
-    const res = await run(['check', folder.dir, '--period', '2024-05', '--file', './records.jsonl.gz'], { cwd: tempDir() });
+    const res = await run(['check', folder.dir, '--period', '2024-05', '--file', './records.jsonl.gz'], {
+      cwd: tempDir(),
+    });
     expect(res.code).toBe(2);
     expect(res.stderr).toContain('records.jsonl.gz');
   });

@@ -38,7 +38,9 @@ describe('bds help <command>', () => {
   it('under --json the unknown name is one JSON document on stdout too', async () => {
     const res = await run(['help', 'nonexistent', '--json']);
     expect(res.code).toBe(2);
-    expect(res.json()).toEqual({ error: { message: "unknown command 'nonexistent'", hint: 'see bds --help', exit_code: 2 } });
+    expect(res.json()).toEqual({
+      error: { message: "unknown command 'nonexistent'", hint: 'see bds --help', exit_code: 2 },
+    });
   });
 });
 
@@ -47,10 +49,18 @@ describe('options before the command', () => {
     const res = await run(['--json', 'whoami']);
     expect(res.code).toBe(2);
     expect(res.stderr).toBe("bds: unknown option '--json'\nhint: options follow the command: bds whoami --json\n");
-    expect(res.json()).toEqual({ error: { message: "unknown option '--json'", hint: 'options follow the command: bds whoami --json', exit_code: 2 } });
+    expect(res.json()).toEqual({
+      error: {
+        message: "unknown option '--json'",
+        hint: 'options follow the command: bds whoami --json',
+        exit_code: 2,
+      },
+    });
 
     const values = await run(['-q', '--base-url', 'https://api.example.com', 'list', '--source', 'src_1']);
-    expect(values.stderr).toContain('hint: options follow the command: bds list --source src_1 -q --base-url https://api.example.com\n');
+    expect(values.stderr).toContain(
+      'hint: options follow the command: bds list --source src_1 -q --base-url https://api.example.com\n',
+    );
     const noCommand = await run(['--verbose']);
     expect(noCommand.stderr).toContain('hint: options follow the command: bds <command> --verbose; see bds --help\n');
   });
@@ -66,11 +76,16 @@ describe("bds --help's exit codes", () => {
   it('list every code of docs/output.md, and for 4 and 5 every meaning it gives them', async () => {
     const help = (await run(['--help'])).stdout;
     const codes = help.slice(help.indexOf('Exit codes:'));
-    const table = readFileSync(path.join(ROOT, 'docs', 'output.md'), 'utf8').split('\n').filter((line) => /^\| \d/.test(line));
+    const table = readFileSync(path.join(ROOT, 'docs', 'output.md'), 'utf8')
+      .split('\n')
+      .filter((line) => /^\| \d/.test(line));
     for (const row of table) {
-      for (const code of row.split('|')[1]!.trim().split(' / ')) expect(codes).toMatch(new RegExp(`^ +(\\d+/)*${code}\\b`, 'm'));
+      for (const code of row.split('|')[1]!.trim().split(' / '))
+        expect(codes).toMatch(new RegExp(`^ +(\\d+/)*${code}\\b`, 'm'));
     }
     expect(codes).toMatch(/^ {2}4 .*refused.*redirect;\n {5}or the month is already delivered from another file/m);
-    expect(codes).toMatch(/^ {2}5 .*after retries.*makes no sense;\n {5}or the delivery record could not be saved once the batch existed/m);
+    expect(codes).toMatch(
+      /^ {2}5 .*after retries.*makes no sense;\n {5}or the delivery record could not be saved once the batch existed/m,
+    );
   });
 });

@@ -128,7 +128,12 @@ export async function run(argv: string[], options: RunOptions = {}): Promise<Run
   const stderr = new CapturedStream(options.tty ?? false, options.columns, options.onStderrWrite, options.rows);
   const ctx: CliRuntime = {
     // The user config folder as a real process would have it: test/setup.ts's private one.
-    env: { HOME: home, XDG_STATE_HOME: path.join(home, '.local', 'state'), XDG_CONFIG_HOME: process.env.XDG_CONFIG_HOME, ...options.env },
+    env: {
+      HOME: home,
+      XDG_STATE_HOME: path.join(home, '.local', 'state'),
+      XDG_CONFIG_HOME: process.env.XDG_CONFIG_HOME,
+      ...options.env,
+    },
     cwd: options.cwd ?? home,
     homedir: home,
     hostname: options.hostname ?? 'test-host',
@@ -235,11 +240,20 @@ export function makeFolder(options: FolderOptions = {}): Folder {
   const dir = tempDir('bds-folder-');
   const product = options.product ?? 'records';
   const schema =
-    options.schema !== undefined ? options.schema : (product === 'episodes' ? EPISODES_SCHEMA : product === 'environment' ? { sensors: ['t'] } : RECORDS_SCHEMA);
+    options.schema !== undefined
+      ? options.schema
+      : product === 'episodes'
+        ? EPISODES_SCHEMA
+        : product === 'environment'
+          ? { sensors: ['t'] }
+          : RECORDS_SCHEMA;
   if (schema !== null) writeFileSync(path.join(dir, 'schema.json'), JSON.stringify(schema, null, 2));
-  if (options.report !== null) writeFileSync(path.join(dir, 'report.json'), JSON.stringify(options.report ?? REPORT, null, 2));
+  if (options.report !== null)
+    writeFileSync(path.join(dir, 'report.json'), JSON.stringify(options.report ?? REPORT, null, 2));
   const count = options.records ?? 3;
-  const lines = options.lines ?? Array.from({ length: count }, (_, i) => JSON.stringify({ _object: 'orders', order_id: `o${i}`, amount: i }));
+  const lines =
+    options.lines ??
+    Array.from({ length: count }, (_, i) => JSON.stringify({ _object: 'orders', order_id: `o${i}`, amount: i }));
   const text = Buffer.from(lines.map((l) => `${l}\n`).join(''));
   const name = options.dataName ?? (options.plain ? `${product}.jsonl` : `${product}.jsonl.gz`);
   const bytes = options.dataBytes ?? (options.plain ? text : gzipSync(text));
@@ -262,7 +276,11 @@ export function count(box: Sandbox, route: string): number {
 }
 
 /** `bds deliver <folder> --period 2024-05` to the sandbox's first source (made if there is none). */
-export async function deliverTo(box: Sandbox, folder: Folder, options: RunOptions & { args?: string[] } = {}): Promise<RunResult> {
+export async function deliverTo(
+  box: Sandbox,
+  folder: Folder,
+  options: RunOptions & { args?: string[] } = {},
+): Promise<RunResult> {
   const source = box.store.sources()[0]?.id ?? newSource(box);
   return run(['deliver', folder.dir, '--period', '2024-05', '--source', source, ...(options.args ?? [])], {
     ...options,
@@ -272,7 +290,10 @@ export async function deliverTo(box: Sandbox, folder: Folder, options: RunOption
 
 /** The statuses of every batch the sandbox holds, sorted. */
 export function statuses(box: Sandbox): string[] {
-  return box.store.batches().map((b) => b.status).sort();
+  return box.store
+    .batches()
+    .map((b) => b.status)
+    .sort();
 }
 
 /** Exactly one batch is `received`, and it holds the file's bytes. */
@@ -293,7 +314,9 @@ export function seededRandom(seed: number): () => number {
 }
 
 /** What a spawned process printed, and its exit code, once it has closed. */
-export function collectOutput(child: import('node:child_process').ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
+export function collectOutput(
+  child: import('node:child_process').ChildProcess,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     let stdout = '';
     let stderr = '';
@@ -329,7 +352,12 @@ export function linesVerdict(input: Buffer | string, fileName = 'f'): string {
 }
 
 /** A clock that only sleep() moves: a 30-minute wait runs at once, and "this month" is the one it starts in. */
-export function fakeClock(start: string): { ms: () => number; now: () => Date; sleep: (ms: number) => Promise<void>; advance: (ms: number) => void } {
+export function fakeClock(start: string): {
+  ms: () => number;
+  now: () => Date;
+  sleep: (ms: number) => Promise<void>;
+  advance: (ms: number) => void;
+} {
   let at = Date.parse(start);
   return {
     ms: () => at,

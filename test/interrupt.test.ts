@@ -16,13 +16,20 @@ import {
   spawnCli,
   statuses,
   tempDir,
-  type Folder, until
+  type Folder,
+  until,
 } from './helpers.js';
 
 const PERIOD = '2024-05';
 
 /** A delivery in process, interrupted with `signal` as soon as `when` holds. */
-async function deliverInterrupted(box: Sandbox, folder: Folder, home: string, when: () => boolean, signal: 'SIGINT' | 'SIGTERM' = 'SIGINT') {
+async function deliverInterrupted(
+  box: Sandbox,
+  folder: Folder,
+  home: string,
+  when: () => boolean,
+  signal: 'SIGINT' | 'SIGTERM' = 'SIGINT',
+) {
   const controller = new AbortController();
   const running = deliverTo(box, folder, { home, signal: controller.signal });
   await until(when, 'the step to interrupt');
@@ -48,19 +55,32 @@ describe('6. killed at any step, then run again: exactly one received batch', ()
     { name: 'during create', faults: [{ route: 'create', hang: true }], when: (box) => count(box, 'create') >= 1 },
     {
       name: 'after create, its answer lost',
-      faults: [{ route: 'create', loseResponse: true }, { route: 'create', hang: true }],
+      faults: [
+        { route: 'create', loseResponse: true },
+        { route: 'create', hang: true },
+      ],
       when: (box) => count(box, 'create') >= 2,
     },
     { name: 'during upload', faults: [{ route: 'upload', hang: true }], when: (box) => count(box, 'upload') >= 1 },
     {
       name: 'after upload, its answer lost',
-      faults: [{ route: 'upload', loseResponse: true }, { route: 'upload', hang: true }],
+      faults: [
+        { route: 'upload', loseResponse: true },
+        { route: 'upload', hang: true },
+      ],
       when: (box) => count(box, 'upload') >= 2,
     },
-    { name: 'during complete', faults: [{ route: 'complete', hang: true }], when: (box) => count(box, 'complete') >= 1 },
+    {
+      name: 'during complete',
+      faults: [{ route: 'complete', hang: true }],
+      when: (box) => count(box, 'complete') >= 1,
+    },
     {
       name: 'during complete, after a lost answer',
-      faults: [{ route: 'complete', loseResponse: true }, { route: 'complete', hang: true }],
+      faults: [
+        { route: 'complete', loseResponse: true },
+        { route: 'complete', hang: true },
+      ],
       when: (box) => count(box, 'complete') >= 2,
     },
   ];
@@ -117,7 +137,9 @@ describe('7. SIGINT and SIGTERM in process', () => {
     expect(record).toMatchObject({ step: 'created', batchId: batch!.id, sha256: folder.sha256 });
     expect(JSON.stringify(record)).not.toContain(box.keys.test);
     // Written through a temp file and a rename: none is left behind.
-    expect(readdirSync(path.join(home, '.local', 'state', 'bds', 'deliveries')).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+    expect(
+      readdirSync(path.join(home, '.local', 'state', 'bds', 'deliveries')).filter((f) => f.endsWith('.tmp')),
+    ).toEqual([]);
 
     const again = await deliverTo(box, folder, { home });
     expect(again.code).toBe(0);

@@ -24,9 +24,15 @@ import { count, makeFolder, newSource, ROOT, sandbox, tempDir } from './helpers.
 
 /** Settings from an env object, as a pipeline passes them; never the test process's environment. */
 function envFor(box: { baseUrl: string; keys: { test: string } }, sourceId: string, home = tempDir()) {
-  return { HOME: home, XDG_STATE_HOME: path.join(home, 'state'), XDG_CONFIG_HOME: path.join(home, 'config'), BDS_BASE_URL: box.baseUrl, BDS_API_KEY: box.keys.test, BDS_SOURCE_ID: sourceId };
+  return {
+    HOME: home,
+    XDG_STATE_HOME: path.join(home, 'state'),
+    XDG_CONFIG_HOME: path.join(home, 'config'),
+    BDS_BASE_URL: box.baseUrl,
+    BDS_API_KEY: box.keys.test,
+    BDS_SOURCE_ID: sourceId,
+  };
 }
-
 
 describe('the library', () => {
   it('delivers with typed events in order, and returns what the CLI prints with --json', async () => {
@@ -34,7 +40,13 @@ describe('the library', () => {
     const source = newSource(box);
     const folder = makeFolder({ records: 4 });
     const events: DeliveryEvent[] = [];
-    const result = await deliver({ dir: folder.dir, period: '2024-05', env: envFor(box, source), cwd: tempDir(), onEvent: (e) => events.push(e) });
+    const result = await deliver({
+      dir: folder.dir,
+      period: '2024-05',
+      env: envFor(box, source),
+      cwd: tempDir(),
+      onEvent: (e) => events.push(e),
+    });
     const [batch] = box.store.batches();
     expect(result).toMatchObject({
       batch: { id: batch!.id, status: 'received' },
@@ -49,8 +61,13 @@ describe('the library', () => {
     const steps = events.filter((e) => e.type === 'step').map((e) => e.step);
     expect(steps).toEqual(['checking', 'checked', 'checking', 'creating', 'uploading', 'completing', 'done']);
     const progress = events.filter((e) => e.type === 'progress');
-    expect(progress.at(-1)).toMatchObject({ sent: folder.uploaded.length, total: folder.uploaded.length, batchId: batch!.id });
-    for (const event of events.filter((e) => e.type !== 'notice')) expect(event).toMatchObject({ period: '2024-05', product: 'records' });
+    expect(progress.at(-1)).toMatchObject({
+      sent: folder.uploaded.length,
+      total: folder.uploaded.length,
+      batchId: batch!.id,
+    });
+    for (const event of events.filter((e) => e.type !== 'notice'))
+      expect(event).toMatchObject({ period: '2024-05', product: 'records' });
     expect(events).toContainEqual(expect.objectContaining({ type: 'notice', code: 'test_key' }));
     // Data, not sentences: no event carries a message but a warning's.
     expect(events.filter((e) => 'message' in e)).toEqual([]);
@@ -80,7 +97,9 @@ describe('the library', () => {
     const events: DeliveryEvent[] = [];
     const again = await deliver({ dir: folder.dir, period: '2024-05', env, onEvent: (e) => events.push(e) });
     expect(again).toMatchObject({ skipped: false, resumed: true, batch: { status: 'received' } });
-    expect(events).toContainEqual(expect.objectContaining({ type: 'notice', code: 'resuming', batchId: again.batch.id }));
+    expect(events).toContainEqual(
+      expect.objectContaining({ type: 'notice', code: 'resuming', batchId: again.batch.id }),
+    );
     expect(box.store.batches()).toHaveLength(1);
     expect(count(box, 'create')).toBe(1);
   });
@@ -88,7 +107,9 @@ describe('the library', () => {
   it('a refused key is an AuthError with exit code 3 and the request, and the key appears nowhere in it', async () => {
     const box = await sandbox();
     const source = newSource(box);
-    const error = await whoami({ env: { ...envFor(box, source), BDS_API_KEY: box.keys.revoked } }).catch((e: unknown) => e);
+    const error = await whoami({ env: { ...envFor(box, source), BDS_API_KEY: box.keys.revoked } }).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(AuthError);
     const auth = error as AuthError;
     expect(auth.exitCode).toBe(3);
@@ -96,11 +117,21 @@ describe('the library', () => {
     // A pipeline tells a 401 from a missing key by it.
     const me = { method: 'GET', url: `${box.baseUrl}/api/v1/me`, requestId: expect.stringMatching(/^req_/) };
     expect(auth.request).toEqual({ ...me, status: 403 });
-    const unknown = await whoami({ env: { ...envFor(box, source), BDS_API_KEY: 'svc_live_unknown_0123456789' } }).catch((e: unknown) => e);
+    const unknown = await whoami({ env: { ...envFor(box, source), BDS_API_KEY: 'svc_live_unknown_0123456789' } }).catch(
+      (e: unknown) => e,
+    );
     expect(unknown).toBeInstanceOf(AuthError);
     expect((unknown as AuthError).request).toEqual({ ...me, status: 401 });
-    await expect(whoami({ env: { ...envFor(box, source), BDS_API_KEY: '' } })).rejects.toMatchObject({ exitCode: 3, request: undefined });
-    const everything = JSON.stringify({ message: auth.message, hint: auth.hint, stack: auth.stack, cause: String(auth.cause) });
+    await expect(whoami({ env: { ...envFor(box, source), BDS_API_KEY: '' } })).rejects.toMatchObject({
+      exitCode: 3,
+      request: undefined,
+    });
+    const everything = JSON.stringify({
+      message: auth.message,
+      hint: auth.hint,
+      stack: auth.stack,
+      cause: String(auth.cause),
+    });
     expect(everything).not.toContain(box.keys.revoked);
     expect(everything).not.toContain(box.keys.revoked.slice('svc_live_'.length));
   });
@@ -110,9 +141,18 @@ describe('the library', () => {
     const source = newSource(box);
     const env = envFor(box, source);
     const bad = makeFolder({ lines: ['{"a":1}', '{"a":'] });
-    await expect(deliver({ dir: bad.dir, period: '2024-05', env })).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/line 2 is not valid JSON/) });
-    await expect(whoami({ env: { ...env, BDS_API_KEY: '' } })).rejects.toMatchObject({ exitCode: 3, name: 'AuthError' });
-    await expect(listBatches({ env, sourceId: 'src_missing' })).rejects.toMatchObject({ exitCode: 4, request: { method: 'GET', status: 404 } });
+    await expect(deliver({ dir: bad.dir, period: '2024-05', env })).rejects.toMatchObject({
+      exitCode: 2,
+      message: expect.stringMatching(/line 2 is not valid JSON/),
+    });
+    await expect(whoami({ env: { ...env, BDS_API_KEY: '' } })).rejects.toMatchObject({
+      exitCode: 3,
+      name: 'AuthError',
+    });
+    await expect(listBatches({ env, sourceId: 'src_missing' })).rejects.toMatchObject({
+      exitCode: 4,
+      request: { method: 'GET', status: 404 },
+    });
   });
 
   it('options of the wrong kind, or no folder at all, reject with a UsageError naming the option, never its value', async () => {
@@ -122,24 +162,69 @@ describe('the library', () => {
     const cases: Array<[string, () => Promise<unknown>, string]> = [
       ['deliverMany, no folder', () => deliverMany({ dirs: [], env }), 'no folder to deliver'],
       ['checkMany, no folder', () => checkMany({ dirs: [], env }), 'no folder to check'],
-      ['deliver, a number for dir', () => deliver({ dir: 42 as never, env }), 'deliver(): "dir" must be a string, not a number'],
+      [
+        'deliver, a number for dir',
+        () => deliver({ dir: 42 as never, env }),
+        'deliver(): "dir" must be a string, not a number',
+      ],
       ['deliver, no dir', () => deliver({ env } as never), 'deliver() needs the option "dir" (a string)'],
-      ['deliver, no options', () => (deliver as (options?: unknown) => Promise<unknown>)(), 'deliver() takes an object of options, not nothing'],
-      ['check, an array for dir', () => check({ dir: [dir] as never, env }), 'check(): "dir" must be a string, not an array'],
-      ['deliverMany, a string for dirs', () => deliverMany({ dirs: dir as never, env }), 'deliverMany(): "dirs" must be an array of folders (strings), not a string'],
-      ['checkMany, a number among dirs', () => checkMany({ dirs: [dir, 7] as never, env }), '"dirs" must be an array of folders (strings), not an array holding a number'],
-      ['deliver, an unknown product', () => deliver({ dir, product: 'orders' as never, env }), '"product" must be "records", "episodes" or "environment", not another string'],
-      ['deliver, a string for force', () => deliver({ dir, force: 'yes' as never, env }), 'deliver(): "force" must be true or false, not a string'],
-      ['deliverMany, a string for jobs', () => deliverMany({ dirs: [dir], jobs: '2' as never, env }), 'deliverMany(): "jobs" must be a number, not a string'],
-      ['deliver, an object for the key', () => deliver({ dir, apiKey: { key: box.keys.test } as never, env }), 'deliver(): "apiKey" must be a string, not an object'],
-      ['deliver, a string for the signal', () => deliver({ dir, signal: 'stop' as never, env }), '"signal" must be an AbortSignal, not a string'],
+      [
+        'deliver, no options',
+        () => (deliver as (options?: unknown) => Promise<unknown>)(),
+        'deliver() takes an object of options, not nothing',
+      ],
+      [
+        'check, an array for dir',
+        () => check({ dir: [dir] as never, env }),
+        'check(): "dir" must be a string, not an array',
+      ],
+      [
+        'deliverMany, a string for dirs',
+        () => deliverMany({ dirs: dir as never, env }),
+        'deliverMany(): "dirs" must be an array of folders (strings), not a string',
+      ],
+      [
+        'checkMany, a number among dirs',
+        () => checkMany({ dirs: [dir, 7] as never, env }),
+        '"dirs" must be an array of folders (strings), not an array holding a number',
+      ],
+      [
+        'deliver, an unknown product',
+        () => deliver({ dir, product: 'orders' as never, env }),
+        '"product" must be "records", "episodes" or "environment", not another string',
+      ],
+      [
+        'deliver, a string for force',
+        () => deliver({ dir, force: 'yes' as never, env }),
+        'deliver(): "force" must be true or false, not a string',
+      ],
+      [
+        'deliverMany, a string for jobs',
+        () => deliverMany({ dirs: [dir], jobs: '2' as never, env }),
+        'deliverMany(): "jobs" must be a number, not a string',
+      ],
+      [
+        'deliver, an object for the key',
+        () => deliver({ dir, apiKey: { key: box.keys.test } as never, env }),
+        'deliver(): "apiKey" must be a string, not an object',
+      ],
+      [
+        'deliver, a string for the signal',
+        () => deliver({ dir, signal: 'stop' as never, env }),
+        '"signal" must be an AbortSignal, not a string',
+      ],
     ];
     for (const [what, call, message] of cases) {
-      const error = await call().then(() => undefined, (e: unknown) => e);
+      const error = await call().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(error, what).toBeInstanceOf(UsageError);
       expect((error as UsageError).message, what).toContain(message);
       expect((error as UsageError).exitCode, what).toBe(EXIT_CODES.usage);
-      expect(JSON.stringify({ ...(error as object), message: (error as Error).message }), what).not.toContain(box.keys.test);
+      expect(JSON.stringify({ ...(error as object), message: (error as Error).message }), what).not.toContain(
+        box.keys.test,
+      );
     }
     expect(box.requests).toEqual([]);
   });
@@ -149,26 +234,48 @@ describe('the library', () => {
     const source = newSource(box);
     const env = envFor(box, source);
     const me = { method: 'GET', url: `${box.baseUrl}/api/v1/me`, requestId: expect.stringMatching(/^req_/) };
-    const rejection = (call: Promise<unknown>) => call.then(() => undefined, (e: unknown) => e);
+    const rejection = (call: Promise<unknown>) =>
+      call.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
 
     const refused = await rejection(listBatches({ env, sourceId: 'src_missing' }));
     expect(refused).toBeInstanceOf(ApiError);
-    expect(refused).toMatchObject({ exitCode: 4, request: { method: 'GET', url: `${box.baseUrl}/api/v1/batches?source_id=src_missing`, status: 404 } });
+    expect(refused).toMatchObject({
+      exitCode: 4,
+      request: { method: 'GET', url: `${box.baseUrl}/api/v1/batches?source_id=src_missing`, status: 404 },
+    });
 
     box.faults.add({ route: 'me', redirect: 'https://elsewhere.example/api/v1/me' });
-    expect(await rejection(whoami({ env }))).toMatchObject({ name: 'ApiError', exitCode: 4, request: { ...me, status: 307 } });
+    expect(await rejection(whoami({ env }))).toMatchObject({
+      name: 'ApiError',
+      exitCode: 4,
+      request: { ...me, status: 307 },
+    });
 
     box.faults.add({ route: 'me', status: 501 });
-    expect(await rejection(whoami({ env }))).toMatchObject({ name: 'NetworkError', exitCode: 5, request: { ...me, status: 501 } });
+    expect(await rejection(whoami({ env }))).toMatchObject({
+      name: 'NetworkError',
+      exitCode: 5,
+      request: { ...me, status: 501 },
+    });
 
     // Retried, then given up: the last answer's request.
     box.faults.add({ route: 'me', status: 503, retryAfter: '0', times: 6 });
     const gaveUp = await rejection(whoami({ env }));
     expect(gaveUp).toBeInstanceOf(NetworkError);
-    expect(gaveUp).toMatchObject({ message: expect.stringMatching(/gave up after 6 attempts/), request: { ...me, status: 503 } });
+    expect(gaveUp).toMatchObject({
+      message: expect.stringMatching(/gave up after 6 attempts/),
+      request: { ...me, status: 503 },
+    });
 
     box.faults.add({ route: 'me', replaceJson: { organization: {} } });
-    expect(await rejection(whoami({ env }))).toMatchObject({ name: 'NetworkError', message: expect.stringMatching(/makes no sense/), request: { ...me, status: 200 } });
+    expect(await rejection(whoami({ env }))).toMatchObject({
+      name: 'NetworkError',
+      message: expect.stringMatching(/makes no sense/),
+      request: { ...me, status: 200 },
+    });
 
     box.faults.add({ route: 'complete', replaceJson: { batch: { id: 'bat_x', status: 'awaiting_upload' } } });
     const notReceived = await rejection(deliver({ dir: makeFolder().dir, period: '2024-05', env }));
@@ -182,7 +289,12 @@ describe('the library', () => {
   it('resolves settings from the options and the env object given, never from the process', async () => {
     const box = await sandbox();
     const home = tempDir();
-    const source = await registerSource({ name: 'pipeline', apiKey: box.keys.live, baseUrl: box.baseUrl, env: { HOME: home } });
+    const source = await registerSource({
+      name: 'pipeline',
+      apiKey: box.keys.live,
+      baseUrl: box.baseUrl,
+      env: { HOME: home },
+    });
     expect(source.id).toMatch(/^src_/);
     const me = await whoami({ apiKey: box.keys.live, baseUrl: box.baseUrl, env: { HOME: home } });
     expect(me).toMatchObject({ baseUrl: box.baseUrl, keySource: 'the apiKey option', key: { mode: 'live' } });
@@ -226,9 +338,13 @@ describe('the library', () => {
     expect(res.stderr).toBe('');
     const seen = JSON.parse(res.stdout);
     // Loading modules reads their code (CommonJS goes through fs): anything else would be a side effect.
-    expect(seen.calls.filter((call: string) => !/\/node_modules\/|\/dist\/.*\.js$|package\.json$/.test(call))).toEqual([]);
+    expect(seen.calls.filter((call: string) => !/\/node_modules\/|\/dist\/.*\.js$|package\.json$/.test(call))).toEqual(
+      [],
+    );
     expect(seen.after).toBe(seen.before);
-    expect(seen.exports).toEqual(expect.arrayContaining(['check', 'deliver', 'whoami', 'listBatches', 'registerSource', 'BdsError', 'EXIT_CODES']));
+    expect(seen.exports).toEqual(
+      expect.arrayContaining(['check', 'deliver', 'whoami', 'listBatches', 'registerSource', 'BdsError', 'EXIT_CODES']),
+    );
     expect(seen.sandbox).toEqual(['startSandbox']);
   });
 });

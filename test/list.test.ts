@@ -8,7 +8,10 @@ async function deliverTwo() {
   const home = tempDir();
   expect((await run(['deliver', makeFolder().dir, '--period', '2024-04'], { env, home })).code).toBe(0);
   await new Promise((r) => setTimeout(r, 5));
-  expect((await run(['deliver', makeFolder({ product: 'episodes', records: 4 }).dir, '--period', '2024-05'], { env, home })).code).toBe(0);
+  expect(
+    (await run(['deliver', makeFolder({ product: 'episodes', records: 4 }).dir, '--period', '2024-05'], { env, home }))
+      .code,
+  ).toBe(0);
   const [older, newer] = box.store.batches();
   return { box, env, older: older!, newer: newer! };
 }
@@ -35,7 +38,10 @@ describe('bds list', () => {
 
   it('--json, and the client-side filters', async () => {
     const { box, env, older, newer } = await deliverTwo();
-    expect((await run(['list', '--json'], { env })).json().batches.map((b: { id: string }) => b.id)).toEqual([newer.id, older.id]);
+    expect((await run(['list', '--json'], { env })).json().batches.map((b: { id: string }) => b.id)).toEqual([
+      newer.id,
+      older.id,
+    ]);
     expect((await run(['list', '--json', '--period', '2024-04'], { env })).json().batches).toHaveLength(1);
     expect((await run(['list', '--json', '--product', 'episodes'], { env })).json().batches[0].id).toBe(newer.id);
     box.store.setStatus(older.id, 'rejected');

@@ -7,8 +7,19 @@ import { takeLock, type LockOwner } from '../src/core/delivery/lock.js';
 import { tempDir } from './helpers.js';
 
 const owner = (pid: number) => ({ pid, hostname: 'host', startedAt: `2024-06-01T00:00:0${pid % 10}.000Z` });
-const lock = (dir: string, holder: LockOwner, isProcessAlive: (pid: number) => boolean, processStartedAt?: (pid: number) => number | undefined) =>
-  takeLock({ file: path.join(dir, 'src_1-2024-05-records.lock'), subject: 'src_1 2024-05 records', owner: holder, isProcessAlive, processStartedAt });
+const lock = (
+  dir: string,
+  holder: LockOwner,
+  isProcessAlive: (pid: number) => boolean,
+  processStartedAt?: (pid: number) => number | undefined,
+) =>
+  takeLock({
+    file: path.join(dir, 'src_1-2024-05-records.lock'),
+    subject: 'src_1 2024-05 records',
+    owner: holder,
+    isProcessAlive,
+    processStartedAt,
+  });
 
 describe('delivery lock', () => {
   it('two processes taking over the same stale lock: one wins, the other gets LockedError', () => {

@@ -21,7 +21,13 @@ function readJson(file: string): any {
   return JSON.parse(readFileSync(file, 'utf8'));
 }
 
-async function loginWithKey(box: Sandbox, key: string, where: ReturnType<typeof freshHome>, args: string[] = [], options: RunOptions = {}) {
+async function loginWithKey(
+  box: Sandbox,
+  key: string,
+  where: ReturnType<typeof freshHome>,
+  args: string[] = [],
+  options: RunOptions = {},
+) {
   return run(['login', '--with-key', ...args], {
     home: where.home,
     stdin: `${key}\n`,
@@ -83,7 +89,13 @@ describe('bds login --with-key', () => {
     const box = await sandbox();
     const where = freshHome();
     mkdirSync(path.dirname(where.configFile), { recursive: true });
-    const before = { sourceId: 'src_kept', apiKey: box.keys.test, baseUrl: box.baseUrl, profiles: { other: { sourceId: 'src_other' } }, extra: [1, 2] };
+    const before = {
+      sourceId: 'src_kept',
+      apiKey: box.keys.test,
+      baseUrl: box.baseUrl,
+      profiles: { other: { sourceId: 'src_other' } },
+      extra: [1, 2],
+    };
     writeFileSync(where.configFile, JSON.stringify(before), { mode: 0o644 });
     const res = await loginWithKey(box, box.keys.live, where, ['--profile', 'live']);
     expect(res.code, res.stderr).toBe(0);
@@ -105,7 +117,10 @@ describe('bds login --with-key', () => {
     expect(second.code, second.stderr).toBe(0);
     // The first profile written to a file without a key or default became the default; the second did not.
     expect(readJson(where.configFile)).toEqual({
-      profiles: { live: { apiKey: box.keys.live, baseUrl: box.baseUrl }, test: { apiKey: box.keys.test, baseUrl: box.baseUrl } },
+      profiles: {
+        live: { apiKey: box.keys.live, baseUrl: box.baseUrl },
+        test: { apiKey: box.keys.test, baseUrl: box.baseUrl },
+      },
       profile: 'live',
     });
     const out = await run(['logout', '--profile', 'test'], { home: where.home, env: where.env });
@@ -187,7 +202,11 @@ describe('what bds login does not do', () => {
 
   it('a key given as an argument or an option is a usage error that does not echo it', async () => {
     const key = 'svc_live_typed_on_the_command_line_0000';
-    for (const args of [['login', key], ['login', `--key=${key}`], ['login', '--json', `--key=${key}`]]) {
+    for (const args of [
+      ['login', key],
+      ['login', `--key=${key}`],
+      ['login', '--json', `--key=${key}`],
+    ]) {
       const res = await run(args);
       expect(res.code).toBe(2);
       expect(`${res.stdout}${res.stderr}`).not.toContain('typed_on_the_command_line');
@@ -202,7 +221,9 @@ describe('what bds login does not do', () => {
     writeFileSync(yaml, 'sourceId: src_1\n', { mode: 0o600 });
     const res = await loginWithKey(box, box.keys.live, where, ['--profile', 'live']);
     expect(res.code).toBe(2);
-    expect(res.stderr).toContain(`bds: your config file ${yaml} is not JSON, and bds does not rewrite it; nothing was stored`);
+    expect(res.stderr).toContain(
+      `bds: your config file ${yaml} is not JSON, and bds does not rewrite it; nothing was stored`,
+    );
     expect(res.stderr).toContain(`profiles:\n  "live":\n    apiKey: <your key>\n    baseUrl: ${box.baseUrl}`);
     expect(res.stderr).not.toContain(box.keys.live);
     expect(readFileSync(yaml, 'utf8')).toBe('sourceId: src_1\n');
@@ -238,18 +259,23 @@ describe('what takes precedence over the stored key', () => {
     const cases: Array<[Record<string, string>, (where: ReturnType<typeof freshHome>) => string]> = [
       [{ BDS_API_KEY: box.keys.test }, () => 'BDS_API_KEY'],
       [{ BDS_API_KEY_FILE: keyFile }, () => `key file ${keyFile} (BDS_API_KEY_FILE)`],
-      [{}, (where) => {
-        const nearer = path.join(where.home, '.bdsrc.json');
-        writeFileSync(nearer, '{"sourceId": "src_here"}');
-        return `config file ${nearer}`;
-      }],
+      [
+        {},
+        (where) => {
+          const nearer = path.join(where.home, '.bdsrc.json');
+          writeFileSync(nearer, '{"sourceId": "src_here"}');
+          return `config file ${nearer}`;
+        },
+      ],
     ];
     for (const [env, expected] of cases) {
       const where = freshHome();
       const winner = expected(where);
       const res = await loginWithKey(box, box.keys.live, where, ['--json'], { env });
       expect(res.code, res.stderr).toBe(0);
-      expect(res.stderr).toContain(`warning: ${winner} comes before ${where.configFile}: bds uses that instead of the key just stored`);
+      expect(res.stderr).toContain(
+        `warning: ${winner} comes before ${where.configFile}: bds uses that instead of the key just stored`,
+      );
       expect(res.json().overriddenBy).toBe(winner);
     }
   });
@@ -265,12 +291,22 @@ describe('bds logout', () => {
     const res = await run(['logout'], { home: where.home, env: { ...where.env, BDS_API_KEY_FILE: keyFile } });
     expect(res.code, res.stderr).toBe(0);
     expect(res.stdout).toBe(`Removed the key from ${where.configFile}.\n`);
-    expect(res.stderr).toContain(`warning: bds still has a key, from key file ${keyFile} (BDS_API_KEY_FILE): left alone`);
+    expect(res.stderr).toContain(
+      `warning: bds still has a key, from key file ${keyFile} (BDS_API_KEY_FILE): left alone`,
+    );
     expect(readFileSync(keyFile, 'utf8')).toBe(box.keys.test);
     expect(readJson(where.configFile)).toEqual({ baseUrl: box.baseUrl });
-    const env = await run(['logout', '--json'], { home: where.home, env: { ...where.env, BDS_API_KEY: box.keys.test } });
+    const env = await run(['logout', '--json'], {
+      home: where.home,
+      env: { ...where.env, BDS_API_KEY: box.keys.test },
+    });
     expect(env.code, env.stderr).toBe(0);
-    expect(env.json()).toEqual({ configFile: where.configFile, profile: null, removed: false, remaining: 'BDS_API_KEY' });
+    expect(env.json()).toEqual({
+      configFile: where.configFile,
+      profile: null,
+      removed: false,
+      remaining: 'BDS_API_KEY',
+    });
     expect(`${env.stdout}${env.stderr}`).not.toContain(box.keys.test);
   });
 
@@ -306,7 +342,11 @@ const hasScript = (() => {
 
 describe.skipIf(!hasScript)('bds login on a real terminal', () => {
   /** bds on a pseudo-terminal: `answers` typed (Enter is \r), each once its prompt (a pattern) has appeared. */
-  async function onTerminal(env: Record<string, string>, args: string[], answers: Array<[RegExp, string]>): Promise<{ code: number | null; screen: string }> {
+  async function onTerminal(
+    env: Record<string, string>,
+    args: string[],
+    answers: Array<[RegExp, string]>,
+  ): Promise<{ code: number | null; screen: string }> {
     const command = [...BDS_COMMAND, ...args].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
     const child = spawn('script', ['-qec', command, '/dev/null'], {
       env: { PATH: process.env.PATH ?? '', TERM: 'xterm', ...env },
@@ -329,10 +369,14 @@ describe.skipIf(!hasScript)('bds login on a real terminal', () => {
   it('asks for the base URL (shown as typed) and the key (never shown), then stores them', async () => {
     const box = await sandbox();
     const where = freshHome();
-    const { code, screen } = await onTerminal({ HOME: where.home, ...where.env }, ['login'], [
-      [/Base URL of the API: /, `${box.baseUrl}\r`],
-      [/not shown as you type\): /, `${box.keys.live}\r`],
-    ]);
+    const { code, screen } = await onTerminal(
+      { HOME: where.home, ...where.env },
+      ['login'],
+      [
+        [/Base URL of the API: /, `${box.baseUrl}\r`],
+        [/not shown as you type\): /, `${box.keys.live}\r`],
+      ],
+    );
     expect(code, screen).toBe(0);
     expect(screen).toContain(box.baseUrl);
     expect(screen).toContain('Organization:  Sandbox Seller');
@@ -344,9 +388,11 @@ describe.skipIf(!hasScript)('bds login on a real terminal', () => {
   it('Ctrl-C at the key prompt: exit 130, nothing written', async () => {
     const box = await sandbox();
     const where = freshHome();
-    const { code, screen } = await onTerminal({ HOME: where.home, BDS_BASE_URL: box.baseUrl, ...where.env }, ['login'], [
-      [/not shown as you type\): /, '\u0003'],
-    ]);
+    const { code, screen } = await onTerminal(
+      { HOME: where.home, BDS_BASE_URL: box.baseUrl, ...where.env },
+      ['login'],
+      [[/not shown as you type\): /, '\u0003']],
+    );
     expect(code, screen).toBe(130);
     expect(existsSync(where.configFile)).toBe(false);
     expect(box.requests).toHaveLength(0);

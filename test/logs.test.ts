@@ -52,7 +52,14 @@ describe('output without a terminal', () => {
     const lines = res.stderr.trimEnd().split('\n');
     for (const line of lines) expect(line).toMatch(TIMESTAMPED);
     expect(lines[0]).toMatch(/^2024-06-15T12:\d\d:\d\dZ /);
-    const steps = [/Z checking \//, /Z checked /, /Z checking src_\w+ for an earlier/, /Z creating /, /Z uploading /, /Z confirming /];
+    const steps = [
+      /Z checking \//,
+      /Z checked /,
+      /Z checking src_\w+ for an earlier/,
+      /Z creating /,
+      /Z uploading /,
+      /Z confirming /,
+    ];
     for (const step of steps) expect(lines.filter((l) => step.test(l))).toHaveLength(1);
 
     const progress = lines.filter((l) => PROGRESS.test(l));
@@ -131,7 +138,12 @@ describe('output without a terminal', () => {
     expect(failed.code).toBe(4);
     expect(failed.stdout).toBe('');
     expect(failed.stderr).toMatch(/^bds: .*404.*src_unknown/);
-    expect(failed.stderr.trimEnd().split('\n').every((l) => /^(bds|hint): /.test(l))).toBe(true);
+    expect(
+      failed.stderr
+        .trimEnd()
+        .split('\n')
+        .every((l) => /^(bds|hint): /.test(l)),
+    ).toBe(true);
   });
 });
 
@@ -153,7 +165,10 @@ describe('output on a terminal', () => {
   it('the pass over the data file shows a bar with its bytes read', async () => {
     const box = await sandbox();
     const folder = makeFolder({ records: 500 });
-    const res = await run(['deliver', folder.dir, '--period', '2024-05', '--source', newSource(box)], { env: sandboxEnv(box), tty: true });
+    const res = await run(['deliver', folder.dir, '--period', '2024-05', '--source', newSource(box)], {
+      env: sandboxEnv(box),
+      tty: true,
+    });
     expect(res.code).toBe(0);
     const size = formatBytes(statSync(folder.dataFile).size);
     expect(res.stderr).toContain(`checking ${folder.dir} [${'█'.repeat(24)}] 100% ${size}/${size}`);
@@ -165,7 +180,10 @@ describe('output on a terminal', () => {
     // A folder named like the key puts it into the spinner's step text, which ora writes itself.
     const named = path.join(tempDir(), box.keys.test);
     symlinkSync(folder.dir, named);
-    const res = await run(['deliver', named, '--period', '2024-05', '--source', newSource(box)], { env: sandboxEnv(box), tty: true });
+    const res = await run(['deliver', named, '--period', '2024-05', '--source', newSource(box)], {
+      env: sandboxEnv(box),
+      tty: true,
+    });
     expect(res.code).toBe(0);
     expect(res.stderr).toContain('⠋ checking');
     expect(res.stderr).toContain('(redacted)');

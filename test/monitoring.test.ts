@@ -194,18 +194,24 @@ describe('--ping-url: GET <url>/start, then POST <url> or <url>/<exit code>, the
     const box = await sandbox();
     const ping = await pingServer();
     const key = 'svc_test_not_a_key_the_service_knows_0123456789';
-    const res = await deliverTo(box, makeFolder(), { args: ['--ping-url', ping.url, '--verbose'], env: { BDS_API_KEY: key } });
+    const res = await deliverTo(box, makeFolder(), {
+      args: ['--ping-url', ping.url, '--verbose'],
+      env: { BDS_API_KEY: key },
+    });
     expect(res.code).toBe(3);
     expect(paths(ping)).toEqual(['GET /<uuid>/start', 'POST /<uuid>/3']);
     expect(endBody(ping)).toMatch(/bds: .*401/);
     expectNoSecrets(ping, key);
   });
 
-  it('a backfill with a failed month: one ping for the whole run, POST <url>/<the failed month\'s exit code>', async () => {
+  it("a backfill with a failed month: one ping for the whole run, POST <url>/<the failed month's exit code>", async () => {
     const box = await sandbox();
     const ping = await pingServer();
     const folders = months(['2024-03', '2024-04'], (period) => (period === '2024-04' ? { lines: BAD_LINES } : {}));
-    const res = await run(['deliver', ...folders.map((f) => f.dir), '--source', newSource(box), '--ping-url', ping.url], { env: sandboxEnv(box) });
+    const res = await run(
+      ['deliver', ...folders.map((f) => f.dir), '--source', newSource(box), '--ping-url', ping.url],
+      { env: sandboxEnv(box) },
+    );
     expect(res.code).toBe(2);
     expect(box.store.batches().map((b) => [b.period, b.status])).toEqual([['2024-03', 'received']]);
     expect(paths(ping)).toEqual(['GET /<uuid>/start', 'POST /<uuid>/2']);
@@ -256,7 +262,7 @@ describe('--ping-url: GET <url>/start, then POST <url> or <url>/<exit code>, the
     expect(count(box, 'create')).toBe(0);
   });
 
-  it('--verbose shows each ping with the URL\'s path, its secret, left out', async () => {
+  it("--verbose shows each ping with the URL's path, its secret, left out", async () => {
     const box = await sandbox();
     const ping = await pingServer();
     const res = await deliverTo(box, makeFolder(), { args: ['--ping-url', ping.url, '--verbose'] });
@@ -274,7 +280,10 @@ describe('--ping-url: GET <url>/start, then POST <url> or <url>/<exit code>, the
     expect(paths(fromEnv)).toEqual(['GET /<uuid>/start', 'POST /<uuid>']);
 
     const home = tempDir();
-    writeFileSync(path.join(home, '.bdsrc.json'), JSON.stringify({ pingUrl: top.url, profiles: { live: { pingUrl: live.url } } }));
+    writeFileSync(
+      path.join(home, '.bdsrc.json'),
+      JSON.stringify({ pingUrl: top.url, profiles: { live: { pingUrl: live.url } } }),
+    );
     expect((await deliverTo(box, makeFolder(), { home, args: ['--profile', 'live', '--force'] })).code).toBe(0);
     expect(paths(live)).toEqual(['GET /<uuid>/start', 'POST /<uuid>']);
     expect(top.pings).toEqual([]);
@@ -300,7 +309,10 @@ describe('--ping-url: GET <url>/start, then POST <url> or <url>/<exit code>, the
     });
     const proxyPort = await listen(proxy);
     const url = `http://ping.bds.test/${ping.secret}`;
-    const res = await deliverTo(box, makeFolder(), { args: ['--ping-url', url], env: { HTTP_PROXY: `http://127.0.0.1:${proxyPort}` } });
+    const res = await deliverTo(box, makeFolder(), {
+      args: ['--ping-url', url],
+      env: { HTTP_PROXY: `http://127.0.0.1:${proxyPort}` },
+    });
     expect(res.stderr).not.toContain('warning');
     expect(res.code).toBe(0);
     expect(tunnels.length).toBeGreaterThan(0);
@@ -315,21 +327,32 @@ describe('a ping never changes the outcome', () => {
   it('a ping host that is down: delivered, exit 0, one warning', async () => {
     const box = await sandbox();
     const folder = makeFolder();
-    const res = await deliverTo(box, folder, { args: ['--ping-url', `http://127.0.0.1:${await closedPort()}/${randomUUID()}`] });
+    const res = await deliverTo(box, folder, {
+      args: ['--ping-url', `http://127.0.0.1:${await closedPort()}/${randomUUID()}`],
+    });
     expect(res.code).toBe(0);
     expectOneReceived(box, folder);
     const warnings = res.stderr.split('\n').filter((line) => line.includes('warning'));
-    expect(warnings).toEqual([expect.stringMatching(/^warning: the monitoring ping failed \(the exit code stands\): GET .*\/…\/start failed: connection refused .*; POST .*\/… failed: connection refused/)]);
+    expect(warnings).toEqual([
+      expect.stringMatching(
+        /^warning: the monitoring ping failed \(the exit code stands\): GET .*\/…\/start failed: connection refused .*; POST .*\/… failed: connection refused/,
+      ),
+    ]);
   });
 
   it('a ping host that hangs: each ping gives up within its bound after two tries; the exit code stands', async () => {
     const box = await sandbox();
     const ping = await pingServer('hang');
-    const res = await deliverTo(box, makeFolder({ lines: BAD_LINES }), { args: ['--ping-url', ping.url], http: { pingTimeoutMs: 400 } });
+    const res = await deliverTo(box, makeFolder({ lines: BAD_LINES }), {
+      args: ['--ping-url', ping.url],
+      http: { pingTimeoutMs: 400 },
+    });
     expect(res.code).toBe(2);
     expect(paths(ping)).toEqual(['GET /<uuid>/start', 'GET /<uuid>/start', 'POST /<uuid>/2', 'POST /<uuid>/2']);
     expect(res.stderr.match(/warning/g)).toHaveLength(1);
-    expect(res.stderr).toMatch(/warning: the monitoring ping failed .*start failed: no answer within [\d.]+ s; POST .* failed: no answer within [\d.]+ s/);
+    expect(res.stderr).toMatch(
+      /warning: the monitoring ping failed .*start failed: no answer within [\d.]+ s; POST .* failed: no answer within [\d.]+ s/,
+    );
   });
 
   it('a ping host that answers 500: two tries each, one warning, delivered', async () => {
@@ -356,7 +379,9 @@ describe('a ping never changes the outcome', () => {
 
 /** The metrics file's months, by "period product". */
 function metricsOf(file: string): Record<string, MonthMetrics> {
-  return Object.fromEntries(parseMetrics(readFileSync(file, 'utf8')).map((month) => [`${month.period} ${month.product}`, month]));
+  return Object.fromEntries(
+    parseMetrics(readFileSync(file, 'utf8')).map((month) => [`${month.period} ${month.product}`, month]),
+  );
 }
 
 describe('--metrics-file: the Prometheus textfile, replaced after each run, months of earlier runs kept', () => {
@@ -368,18 +393,39 @@ describe('--metrics-file: the Prometheus textfile, replaced after each run, mont
     let now = new Date('2024-06-01T03:15:00Z');
     const [april, may] = months(['2024-04', '2024-05']);
     const deliver = (folder: Folder) =>
-      run(['deliver', folder.dir, '--source', source, '--metrics-file', file], { env: sandboxEnv(box), home, now: () => now });
+      run(['deliver', folder.dir, '--source', source, '--metrics-file', file], {
+        env: sandboxEnv(box),
+        home,
+        now: () => now,
+      });
 
     expect((await deliver(april!)).code).toBe(0);
     const first = metricsOf(file);
     const at = Date.parse('2024-06-01T03:15:00Z') / 1000;
     expect(first).toEqual({
-      '2024-04 records': { source, period: '2024-04', product: 'records', lastRun: at, lastSuccess: at, exitCode: 0, bytes: april!.uploaded.length, records: 3 },
+      '2024-04 records': {
+        source,
+        period: '2024-04',
+        product: 'records',
+        lastRun: at,
+        lastSuccess: at,
+        exitCode: 0,
+        bytes: april!.uploaded.length,
+        records: 3,
+      },
     });
     const text = readFileSync(file, 'utf8');
-    for (const name of ['last_run_timestamp_seconds', 'last_success_timestamp_seconds', 'last_exit_code', 'bytes', 'records']) {
+    for (const name of [
+      'last_run_timestamp_seconds',
+      'last_success_timestamp_seconds',
+      'last_exit_code',
+      'bytes',
+      'records',
+    ]) {
       expect(text).toContain(`# HELP bds_delivery_${name} `);
-      expect(text).toContain(`# TYPE bds_delivery_${name} gauge\nbds_delivery_${name}{source="${source}",period="2024-04",product="records"} `);
+      expect(text).toContain(
+        `# TYPE bds_delivery_${name} gauge\nbds_delivery_${name}{source="${source}",period="2024-04",product="records"} `,
+      );
     }
 
     now = new Date('2024-06-02T03:15:00Z');
@@ -390,7 +436,16 @@ describe('--metrics-file: the Prometheus textfile, replaced after each run, mont
     const later = Date.parse('2024-06-03T03:15:00Z') / 1000;
     expect(metricsOf(file)).toEqual({
       '2024-04 records': { ...first['2024-04 records'], lastRun: later, exitCode: 5 },
-      '2024-05 records': { source, period: '2024-05', product: 'records', lastRun: at + 86400, lastSuccess: at + 86400, exitCode: 0, bytes: may!.uploaded.length, records: 4 },
+      '2024-05 records': {
+        source,
+        period: '2024-05',
+        product: 'records',
+        lastRun: at + 86400,
+        lastSuccess: at + 86400,
+        exitCode: 0,
+        bytes: may!.uploaded.length,
+        records: 4,
+      },
     });
   });
 
@@ -398,11 +453,19 @@ describe('--metrics-file: the Prometheus textfile, replaced after each run, mont
     const box = await sandbox();
     const file = path.join(tempDir(), 'bds.prom');
     const folders = months(['2024-03', '2024-04'], (period) => (period === '2024-04' ? { lines: BAD_LINES } : {}));
-    const res = await run(['deliver', ...folders.map((f) => f.dir), '--source', newSource(box)], { env: sandboxEnv(box, { BDS_METRICS_FILE: file }) });
+    const res = await run(['deliver', ...folders.map((f) => f.dir), '--source', newSource(box)], {
+      env: sandboxEnv(box, { BDS_METRICS_FILE: file }),
+    });
     expect(res.code).toBe(2);
     const metrics = metricsOf(file);
     expect(metrics['2024-03 records']).toMatchObject({ exitCode: 0, records: 3 });
-    expect(metrics['2024-04 records']).toEqual({ source: expect.any(String), period: '2024-04', product: 'records', lastRun: expect.any(Number), exitCode: 2 });
+    expect(metrics['2024-04 records']).toEqual({
+      source: expect.any(String),
+      period: '2024-04',
+      product: 'records',
+      lastRun: expect.any(Number),
+      exitCode: 2,
+    });
   });
 
   it('metricsFile in a config file is relative to that file; a dry run leaves the file alone', async () => {
@@ -428,21 +491,26 @@ describe('--metrics-file: the Prometheus textfile, replaced after each run, mont
     const res = await deliverTo(box, folder, { args: ['--metrics-file', path.join(notAFolder, 'bds.prom')] });
     expect(res.code).toBe(0);
     expectOneReceived(box, folder);
-    expect(res.stderr).toMatch(/warning: could not write the metrics file .*bds\.prom: a part of its path is not a folder \(ENOTDIR\)/);
+    expect(res.stderr).toMatch(
+      /warning: could not write the metrics file .*bds\.prom: a part of its path is not a folder \(ENOTDIR\)/,
+    );
   });
 
-  it.skipIf(process.getuid?.() === 0)('a metrics folder without write permission is a warning, not a failure', async () => {
-    const box = await sandbox();
-    const dir = tempDir();
-    chmodSync(dir, 0o500);
-    try {
-      const res = await deliverTo(box, makeFolder(), { args: ['--metrics-file', path.join(dir, 'bds.prom')] });
-      expect(res.code).toBe(0);
-      expect(res.stderr).toMatch(/warning: could not write the metrics file .*: permission denied \(EACCES\)/);
-    } finally {
-      chmodSync(dir, 0o700);
-    }
-  });
+  it.skipIf(process.getuid?.() === 0)(
+    'a metrics folder without write permission is a warning, not a failure',
+    async () => {
+      const box = await sandbox();
+      const dir = tempDir();
+      chmodSync(dir, 0o500);
+      try {
+        const res = await deliverTo(box, makeFolder(), { args: ['--metrics-file', path.join(dir, 'bds.prom')] });
+        expect(res.code).toBe(0);
+        expect(res.stderr).toMatch(/warning: could not write the metrics file .*: permission denied \(EACCES\)/);
+      } finally {
+        chmodSync(dir, 0o700);
+      }
+    },
+  );
 
   it('a file that holds lines bds did not write is left alone, with a warning', async () => {
     const box = await sandbox();
@@ -450,14 +518,18 @@ describe('--metrics-file: the Prometheus textfile, replaced after each run, mont
     writeFileSync(file, 'root:x:0:0:root:/root:/bin/bash\n');
     const res = await deliverTo(box, makeFolder(), { args: ['--metrics-file', file] });
     expect(res.code).toBe(0);
-    expect(res.stderr).toMatch(/warning: could not write the metrics file .*: it holds lines bds did not write \(line 1 is not one bds writes\)/);
+    expect(res.stderr).toMatch(
+      /warning: could not write the metrics file .*: it holds lines bds did not write \(line 1 is not one bds writes\)/,
+    );
     expect(readFileSync(file, 'utf8')).toBe('root:x:0:0:root:/root:/bin/bash\n');
   });
 
   it('the metrics file is in the body of the end ping when it could not be written', async () => {
     const box = await sandbox();
     const ping = await pingServer();
-    const res = await deliverTo(box, makeFolder(), { args: ['--ping-url', ping.url, '--metrics-file', path.join(tempDir(), 'missing', 'bds.prom')] });
+    const res = await deliverTo(box, makeFolder(), {
+      args: ['--ping-url', ping.url, '--metrics-file', path.join(tempDir(), 'missing', 'bds.prom')],
+    });
     expect(res.code).toBe(0);
     expect(endBody(ping)).toMatch(/warning: could not write the metrics file .*no such folder \(ENOENT\)/);
   });
@@ -466,14 +538,22 @@ describe('--metrics-file: the Prometheus textfile, replaced after each run, mont
 describe('the metrics text format and the log tail', () => {
   it('label values are escaped, and read back as written', () => {
     const source = 'src "quoted" \\ back\nslash';
-    const months = mergeRuns([], [{ source, period: '2024-05', product: 'records', exitCode: 0, bytes: 10, records: 2 }], 1717210500);
+    const months = mergeRuns(
+      [],
+      [{ source, period: '2024-05', product: 'records', exitCode: 0, bytes: 10, records: 2 }],
+      1717210500,
+    );
     const text = renderMetrics(months);
-    expect(text).toContain('bds_delivery_records{source="src \\"quoted\\" \\\\ back\\nslash",period="2024-05",product="records"} 2\n');
+    expect(text).toContain(
+      'bds_delivery_records{source="src \\"quoted\\" \\\\ back\\nslash",period="2024-05",product="records"} 2\n',
+    );
     expect(parseMetrics(text)).toEqual(months);
   });
 
   it('a month that never succeeded has no last-success, bytes or records sample', () => {
-    const text = renderMetrics(mergeRuns([], [{ source: 's', period: '2024-05', product: 'records', exitCode: 4, bytes: 10, records: 2 }], 100));
+    const text = renderMetrics(
+      mergeRuns([], [{ source: 's', period: '2024-05', product: 'records', exitCode: 4, bytes: 10, records: 2 }], 100),
+    );
     expect(text).toContain('bds_delivery_last_exit_code{source="s",period="2024-05",product="records"} 4');
     expect(text).not.toMatch(/^bds_delivery_(last_success_timestamp_seconds|bytes|records)\{/m);
   });
@@ -490,11 +570,19 @@ describe('the metrics text format and the log tail', () => {
     expect(Buffer.byteLength(long.text())).toBeLessThanOrEqual(LOG_TAIL_BYTES);
   });
 
-  it('a long run\'s body is at most 10 kB, the newest lines kept', async () => {
+  it("a long run's body is at most 10 kB, the newest lines kept", async () => {
     const box = await sandbox();
     const ping = await pingServer();
     const folders = months(['2023-01', '2023-02', '2023-03', '2023-04', '2023-05', '2023-06', '2023-07', '2023-08']);
-    const args = ['deliver', ...folders.map((f) => f.dir), '--source', newSource(box), '--ping-url', ping.url, '--verbose'];
+    const args = [
+      'deliver',
+      ...folders.map((f) => f.dir),
+      '--source',
+      newSource(box),
+      '--ping-url',
+      ping.url,
+      '--verbose',
+    ];
     const res = await run(args, { env: sandboxEnv(box) });
     expect(res.code).toBe(0);
     expect(Buffer.byteLength(res.stderr + res.stdout)).toBeGreaterThan(LOG_TAIL_BYTES);

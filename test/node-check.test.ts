@@ -14,9 +14,12 @@ const { nodeTooOld, tooOldMessage } = (await import(pathToFileURL(path.join(ROOT
 };
 
 describe('nodeTooOld', () => {
-  it.each(['18.20.4', '20.18.3', '20.0.0', '16.20.2', '12.22.12', '0.10.48', 'v20.18.0'])('%s is too old', (version) => {
-    expect(nodeTooOld(version)).toBe(true);
-  });
+  it.each(['18.20.4', '20.18.3', '20.0.0', '16.20.2', '12.22.12', '0.10.48', 'v20.18.0'])(
+    '%s is too old',
+    (version) => {
+      expect(nodeTooOld(version)).toBe(true);
+    },
+  );
   it.each(['20.19.0', '20.20.2', '21.0.0', '22.12.0', '24.1.0-pre', '26.0.0', 'v20.19.0', 'something else'])(
     '%s is not',
     (version) => {
@@ -29,7 +32,11 @@ describe('nodeTooOld', () => {
 });
 
 /** bin/bds.js run by this Node, which reports `version` as its own (process.versions.node redefined first). */
-function runReporting(version: string, script: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runReporting(
+  version: string,
+  script: string,
+  args: string[],
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const pretend = `Object.defineProperty(process.versions, 'node', { value: ${JSON.stringify(version)} })`;
   return collectOutput(
     spawn(process.execPath, ['--import', `data:text/javascript,${encodeURIComponent(pretend)}`, script, ...args], {

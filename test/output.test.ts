@@ -48,7 +48,9 @@ describe('output rules', () => {
     const box = await sandbox();
     const plain = await run(['list', '--source', 'src_nope'], { env: sandboxEnv(box) });
     expect(plain.code).toBe(4);
-    expect(plain.stderr).toMatch(/^bds: GET .*\/api\/v1\/batches\?source_id=src_nope → 404: .*src_nope.*\(request id req_[0-9a-f]+\)$/m);
+    expect(plain.stderr).toMatch(
+      /^bds: GET .*\/api\/v1\/batches\?source_id=src_nope → 404: .*src_nope.*\(request id req_[0-9a-f]+\)$/m,
+    );
     expect(plain.stderr).not.toMatch(/\n\s+at /);
     const verbose = await run(['list', '--source', 'src_nope', '--verbose'], { env: sandboxEnv(box) });
     expect(verbose.stderr).toMatch(/\n\s+at /);
@@ -81,7 +83,10 @@ describe('output rules', () => {
     const box = await sandbox();
     const source = newSource(box);
     const folder = makeFolder({ records: 2000 });
-    const res = await run(['deliver', folder.dir, '--period', '2024-05', '--source', source], { env: sandboxEnv(box), tty: true });
+    const res = await run(['deliver', folder.dir, '--period', '2024-05', '--source', source], {
+      env: sandboxEnv(box),
+      tty: true,
+    });
     expect(res.code).toBe(0);
     expect(res.stderr).toMatch(/✔|√/);
     expect(res.stderr).not.toMatch(/^\d{4}-\d\d-\d\dT/m);
@@ -92,7 +97,9 @@ describe('output rules', () => {
     const box = await sandbox();
     const source = newSource(box);
     const folder = makeFolder();
-    const res = await run(['deliver', folder.dir, '--period', '2024-05', '--source', source, '--verbose'], { env: sandboxEnv(box) });
+    const res = await run(['deliver', folder.dir, '--period', '2024-05', '--source', source, '--verbose'], {
+      env: sandboxEnv(box),
+    });
     expect(res.code).toBe(0);
     expect(res.stderr).toMatch(/GET http:\/\/127\.0\.0\.1:\d+\/api\/v1\/batches\?source_id=\S+ → 200 \(\d+ ms\)/);
     expect(res.stderr).toMatch(/POST http:\/\/127\.0\.0\.1:\d+\/api\/v1\/batches → 201/);
@@ -108,7 +115,9 @@ describe('output rules', () => {
     const box = await sandbox();
     const source = newSource(box);
     const folder = makeFolder();
-    const res = await run(['deliver', folder.dir, '--period', '2024-05', '--source', source, '--quiet'], { env: sandboxEnv(box) });
+    const res = await run(['deliver', folder.dir, '--period', '2024-05', '--source', source, '--quiet'], {
+      env: sandboxEnv(box),
+    });
     expect(res.code).toBe(0);
     expect(res.stderr).toBe('');
     expect(res.stdout).toMatch(/^delivered bat_\w+ \(received\): 2024-05 records, 3 records, \d+ B\n$/);

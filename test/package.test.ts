@@ -8,16 +8,26 @@ import { describe, expect, it } from 'vitest';
 import { ROOT, tempDir } from './helpers.js';
 
 const npm = (args: string[], cwd: string): string =>
-  execFileSync('npm', args, { cwd, encoding: 'utf8', env: { ...process.env, npm_config_audit: 'false', npm_config_fund: 'false' } });
+  execFileSync('npm', args, {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, npm_config_audit: 'false', npm_config_fund: 'false' },
+  });
 
 describe('the packed package in another project', () => {
   it('installs, delivers from a script with events, and type-checks a strict consumer', () => {
     const packDir = tempDir('bds-pack-');
     // dist/ is already built by `npm test`; the scripts would rebuild it under the other tests' feet.
     npm(['pack', '--silent', '--ignore-scripts', '--pack-destination', packDir], ROOT);
-    const tarball = path.join(packDir, readdirSync(packDir).find((name) => name.endsWith('.tgz'))!);
+    const tarball = path.join(
+      packDir,
+      readdirSync(packDir).find((name) => name.endsWith('.tgz'))!,
+    );
     const project = tempDir('bds-consumer-');
-    writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'pipeline', private: true, type: 'module' }));
+    writeFileSync(
+      path.join(project, 'package.json'),
+      JSON.stringify({ name: 'pipeline', private: true, type: 'module' }),
+    );
     npm(['install', '--prefer-offline', '--no-save', '--ignore-scripts', tarball], project);
 
     writeFileSync(
@@ -39,8 +49,14 @@ try {
 `,
     );
     const example = path.join(project, 'node_modules', '@batch-delivery', 'bds', 'examples', 'records-2024-05');
-    const out = JSON.parse(execFileSync(process.execPath, ['deliver.mjs', example, tempDir()], { cwd: project, encoding: 'utf8' }));
-    expect(out).toEqual({ status: 'received', steps: ['checking', 'checked', 'checking', 'creating', 'uploading', 'completing', 'done'], ok: 0 });
+    const out = JSON.parse(
+      execFileSync(process.execPath, ['deliver.mjs', example, tempDir()], { cwd: project, encoding: 'utf8' }),
+    );
+    expect(out).toEqual({
+      status: 'received',
+      steps: ['checking', 'checked', 'checking', 'creating', 'uploading', 'completing', 'done'],
+      ok: 0,
+    });
 
     mkdirSync(path.join(project, 'src'));
     writeFileSync(
@@ -64,10 +80,20 @@ export async function run(dir: string, signal: AbortSignal): Promise<DeliverResu
     writeFileSync(
       path.join(project, 'tsconfig.json'),
       JSON.stringify({
-        compilerOptions: { strict: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', noEmit: true, types: ['node'], typeRoots: [path.join(ROOT, 'node_modules', '@types')] },
+        compilerOptions: {
+          strict: true,
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          target: 'es2022',
+          noEmit: true,
+          types: ['node'],
+          typeRoots: [path.join(ROOT, 'node_modules', '@types')],
+        },
         include: ['src'],
       }),
     );
-    execFileSync(process.execPath, [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', project], { encoding: 'utf8' });
+    execFileSync(process.execPath, [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', project], {
+      encoding: 'utf8',
+    });
   }, 120_000);
 });

@@ -41,7 +41,7 @@ function jsonLines(bytes: number, seed = 1): Buffer {
 /** The input cut into chunks of seeded random sizes up to `max`. */
 function* chunks(input: Buffer, max: number, seed = 7): Generator<Buffer> {
   const next = seededRandom(seed);
-  for (let at = 0; at < input.length; ) {
+  for (let at = 0; at < input.length;) {
     const size = 1 + Math.floor(next() * max);
     yield input.subarray(at, at + size);
     at += size;
@@ -77,7 +77,15 @@ describe('worker tasks', () => {
     const input = jsonLines(100_000);
     const buffer = new ArrayBuffer(input.length);
     new Uint8Array(buffer).set(input);
-    const result = runTask({ kind: 'deflate', buffer, dataOffset: 40_000, dataLength: 60_000, dictionaryLength: 32_768, level: 6, last: false });
+    const result = runTask({
+      kind: 'deflate',
+      buffer,
+      dataOffset: 40_000,
+      dataLength: 60_000,
+      dictionaryLength: 32_768,
+      level: 6,
+      last: false,
+    });
     const expected = deflateRawSync(input.subarray(40_000, 100_000), {
       level: 6,
       dictionary: input.subarray(40_000 - 32_768, 40_000),
@@ -114,9 +122,17 @@ describe('WorkerPool', () => {
     expect(results.map((result) => result.records)).toEqual(Array.from({ length: 40 }, (_, n) => n));
   });
 
-  it("rejects a task that throws in the worker, and goes on with the others", async () => {
+  it('rejects a task that throws in the worker, and goes on with the others', async () => {
     const buffer = new ArrayBuffer(10);
-    const task = { kind: 'deflate', buffer, dataOffset: 0, dataLength: 10, dictionaryLength: 0, level: 42, last: true } as const;
+    const task = {
+      kind: 'deflate',
+      buffer,
+      dataOffset: 0,
+      dataLength: 10,
+      dictionaryLength: 0,
+      level: 42,
+      last: true,
+    } as const;
     await expect(pool1.run(task)).rejects.toThrow(/level/);
     await expect(pool1.run({ kind: 'nonsense' } as never)).rejects.toThrow('unknown task kind: nonsense');
     const ok = new ArrayBuffer(3);
@@ -138,20 +154,26 @@ describe('WorkerPool', () => {
   it('runs the embedded worker source when the single-executable build sets one', async () => {
     const echo = `const { parentPort } = require('node:worker_threads');
       parentPort.on('message', ({ id, task }) => parentPort.postMessage({ id, result: { records: task.length, lines: -1, buffer: task.buffer } }));`;
-    const result = await withEvalWorkers(echo, (pool) => pool.run({ kind: 'lines', buffer: new ArrayBuffer(0), length: 7 }));
+    const result = await withEvalWorkers(echo, (pool) =>
+      pool.run({ kind: 'lines', buffer: new ArrayBuffer(0), length: 7 }),
+    );
     expect(result).toMatchObject({ records: 7, lines: -1 });
   });
 
   it('rejects tasks after close()', async () => {
     const pool = new WorkerPool({ workers: 1 });
-    const running = expect(pool.run({ kind: 'lines', buffer: new ArrayBuffer(0), length: 0 })).rejects.toThrow('closed');
+    const running = expect(pool.run({ kind: 'lines', buffer: new ArrayBuffer(0), length: 0 })).rejects.toThrow(
+      'closed',
+    );
     await pool.close();
     await running;
     await expect(pool.run({ kind: 'lines', buffer: new ArrayBuffer(0), length: 0 })).rejects.toThrow('closed');
   });
 
   it('finds the compiled worker beside a compiled module, and in dist/ for a TypeScript one', () => {
-    expect(workerScript('file:///app/dist/core/datapass/pool.js').href).toBe('file:///app/dist/core/datapass/worker-entry.js');
+    expect(workerScript('file:///app/dist/core/datapass/pool.js').href).toBe(
+      'file:///app/dist/core/datapass/worker-entry.js',
+    );
     const source = new URL('../src/core/datapass/pool.ts', import.meta.url).href;
     expect(workerScript(source).href).toBe(new URL('../dist/core/datapass/worker-entry.js', import.meta.url).href);
     expect(() => workerScript('file:///nowhere/src/core/pool.ts')).toThrow('npm run build');
@@ -213,7 +235,12 @@ describe('InOrder', () => {
 });
 
 describe('createParallelGzip', () => {
-  async function gzipWith(pool: WorkerPool, input: Buffer, options: ParallelGzipOptions = {}, maxChunk = 100_000): Promise<Buffer> {
+  async function gzipWith(
+    pool: WorkerPool,
+    input: Buffer,
+    options: ParallelGzipOptions = {},
+    maxChunk = 100_000,
+  ): Promise<Buffer> {
     const out: Buffer[] = [];
     await pipeline(
       Readable.from(chunks(input, maxChunk)),
@@ -303,7 +330,12 @@ describe('createParallelGzip', () => {
 
 describe('ParallelLinesChecker', () => {
   /** The parallel check's verdict: the record count or the error message (and hint). */
-  async function check(pool: WorkerPool, input: Buffer, options: ParallelLinesOptions = {}, maxChunk = 1000): Promise<string> {
+  async function check(
+    pool: WorkerPool,
+    input: Buffer,
+    options: ParallelLinesOptions = {},
+    maxChunk = 1000,
+  ): Promise<string> {
     const checker = new ParallelLinesChecker(pool, 'f', options);
     try {
       for (const chunk of chunks(input, maxChunk)) await checker.push(chunk);
@@ -316,7 +348,10 @@ describe('ParallelLinesChecker', () => {
 
   it('counts the records of a large input checked in many chunks at once', async () => {
     const input = jsonLines(3 * CHUNK_BYTES + 1000);
-    const records = input.toString().split('\n').filter((line) => line !== '').length;
+    const records = input
+      .toString()
+      .split('\n')
+      .filter((line) => line !== '').length;
     expect(await check(pool4, input, {}, 1 << 20)).toBe(`records ${records}`);
     expect(await check(pool4, input, { chunkBytes: 4096, maxInFlight: 16 }, 50_000)).toBe(`records ${records}`);
   });
@@ -339,7 +374,9 @@ describe('ParallelLinesChecker', () => {
       for (const input of [Buffer.from(text), Buffer.from(filler.repeat(300) + '\n'.repeat(7) + text)]) {
         for (const maxChunk of [1, 13, 1000]) {
           if (maxChunk === 1 && input.length > 1000) continue;
-          expect(await check(pool4, input, small, maxChunk), `${JSON.stringify(text)} by ${maxChunk}`).toBe(linesVerdict(input));
+          expect(await check(pool4, input, small, maxChunk), `${JSON.stringify(text)} by ${maxChunk}`).toBe(
+            linesVerdict(input),
+          );
         }
       }
     }
@@ -364,7 +401,9 @@ describe('ParallelLinesChecker', () => {
     const two = Buffer.concat([heavy, Buffer.from('[1]\nx\n{}\n')]);
     expect(linesVerdict(two)).toBe(`f line ${heavyLines + 1} is not a JSON object`);
     for (let run = 0; run < 5; run++) {
-      expect(await check(pool4, two, { chunkBytes: heavy.length + 4, maxInFlight: 4 }, 1 << 20)).toBe(linesVerdict(two));
+      expect(await check(pool4, two, { chunkBytes: heavy.length + 4, maxInFlight: 4 }, 1 << 20)).toBe(
+        linesVerdict(two),
+      );
     }
     // 4 MiB of good lines, a bad one, then 30 chunks of 1 MiB each with a bad line early on (quick to find,
     // so these finish before the slow chunks still running on the other workers).
@@ -376,7 +415,8 @@ describe('ParallelLinesChecker', () => {
     }
     // Tiny chunks, each with a bad line, many in flight at once: still the first.
     const tiny = Buffer.from(Array.from({ length: 200 }, (_, n) => `{"n":${n}}\n{"n":${n}},\n`).join(''));
-    for (let run = 0; run < 5; run++) expect(await check(pool4, tiny, { chunkBytes: 64, maxInFlight: 50 }, 500)).toBe('f line 2 is not valid JSON');
+    for (let run = 0; run < 5; run++)
+      expect(await check(pool4, tiny, { chunkBytes: 64, maxInFlight: 50 }, 500)).toBe('f line 2 is not valid JSON');
   });
 
   it('throws a UsageError naming the line, with a hint, and again on every later call', async () => {
@@ -409,7 +449,9 @@ describe('ParallelLinesChecker', () => {
     const over = Buffer.concat([head, line(MAX_LINE_BYTES + 1), Buffer.from('\n{"b":2}\n')]);
     expect(await check(pool4, over, {}, 1 << 20)).toBe('f line 3 is longer than 64 MiB');
     // Also without its newline at the end of the file, and behind a bad line, which comes first.
-    expect(await check(pool4, Buffer.concat([head, line(MAX_LINE_BYTES + 1)]), {}, 1 << 20)).toBe('f line 3 is longer than 64 MiB');
+    expect(await check(pool4, Buffer.concat([head, line(MAX_LINE_BYTES + 1)]), {}, 1 << 20)).toBe(
+      'f line 3 is longer than 64 MiB',
+    );
     const badFirst = Buffer.concat([Buffer.from('{"a":1}\n[]\n'), line(MAX_LINE_BYTES + 1)]);
     expect(await check(pool4, badFirst, {}, 1 << 20)).toBe('f line 2 is not a JSON object');
   });

@@ -6,7 +6,16 @@ import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { check, deliver, type DeliveryEvent } from '../src/index.js';
-import { count, expectOneReceived, makeFolder, newSource, sandbox, sandboxEnv, tempDir, type Folder } from './helpers.js';
+import {
+  count,
+  expectOneReceived,
+  makeFolder,
+  newSource,
+  sandbox,
+  sandboxEnv,
+  tempDir,
+  type Folder,
+} from './helpers.js';
 import type { Sandbox } from '../src/sandbox/emulator.js';
 import { PassCache, zlibFor } from '../src/core/datapass/cache.js';
 import { stampOf } from '../src/core/datapass/file-stamp.js';
@@ -23,7 +32,10 @@ function recorder() {
 
 function setup(box: Sandbox) {
   const home = tempDir();
-  return { env: { ...sandboxEnv(box), BDS_SOURCE_ID: newSource(box), HOME: home }, cacheDir: path.join(home, '.cache', 'bds', 'passes') };
+  return {
+    env: { ...sandboxEnv(box), BDS_SOURCE_ID: newSource(box), HOME: home },
+    cacheDir: path.join(home, '.cache', 'bds', 'passes'),
+  };
 }
 
 async function deliverWatched(folder: Folder, env: Record<string, string>) {
@@ -42,7 +54,11 @@ describe('the remembered pass', () => {
     expect(checked.read()).toBe(true);
     expect(checked.fromCache()).toBe(false);
     const first = await deliverWatched(folder, env);
-    expect(first).toMatchObject({ read: false, fromCache: true, result: { record_count: 5, sha256: result.sha256, skipped: false } });
+    expect(first).toMatchObject({
+      read: false,
+      fromCache: true,
+      result: { record_count: 5, sha256: result.sha256, skipped: false },
+    });
     expectOneReceived(box, folder);
     const again = await deliverWatched(folder, env);
     expect(again).toMatchObject({ read: false, fromCache: true, result: { skipped: true } });
@@ -57,7 +73,11 @@ describe('the remembered pass', () => {
     expect(checked.sha256).toBe(folder.sha256);
     expect(readdirSync(tmp)).toEqual([]);
     const delivered = await deliverWatched(folder, { ...env, TMPDIR: tmp });
-    expect(delivered).toMatchObject({ read: false, fromCache: true, result: { sha256: folder.sha256, bytes: folder.uploaded.length } });
+    expect(delivered).toMatchObject({
+      read: false,
+      fromCache: true,
+      result: { sha256: folder.sha256, bytes: folder.uploaded.length },
+    });
     expectOneReceived(box, folder);
   });
 
@@ -74,7 +94,12 @@ describe('the remembered pass', () => {
     writeFileSync(folder.dataFile, rewritten);
     // utimes() takes seconds as a float, which cannot always restore the nanoseconds: touch can.
     const ns = before.mtimeNs;
-    execFileSync('touch', ['-m', '-d', `@${ns / 1_000_000_000n}.${String(ns % 1_000_000_000n).padStart(9, '0')}`, folder.dataFile]);
+    execFileSync('touch', [
+      '-m',
+      '-d',
+      `@${ns / 1_000_000_000n}.${String(ns % 1_000_000_000n).padStart(9, '0')}`,
+      folder.dataFile,
+    ]);
     const after = statSync(folder.dataFile, { bigint: true });
     expect({ size: after.size, mtimeNs: after.mtimeNs }).toEqual({ size: before.size, mtimeNs: before.mtimeNs });
     expect(after.ctimeNs).not.toBe(before.ctimeNs);
@@ -135,7 +160,12 @@ describe('the remembered pass', () => {
     const env = { HOME: home };
     await check({ dir: gz.dir, period: '2024-05', env });
     await check({ dir: folder.dir, period: '2024-05', env });
-    const entries = readdirSync(path.join(home, '.cache', 'bds', 'passes')).map((name) => JSON.parse(readFileSync(path.join(home, '.cache', 'bds', 'passes', name), 'utf8')));
-    expect(Object.fromEntries(entries.map((e) => [e.path, e.zlib]))).toEqual({ [gz.dataFile]: null, [folder.dataFile]: process.versions.zlib });
+    const entries = readdirSync(path.join(home, '.cache', 'bds', 'passes')).map((name) =>
+      JSON.parse(readFileSync(path.join(home, '.cache', 'bds', 'passes', name), 'utf8')),
+    );
+    expect(Object.fromEntries(entries.map((e) => [e.path, e.zlib]))).toEqual({
+      [gz.dataFile]: null,
+      [folder.dataFile]: process.versions.zlib,
+    });
   });
 });

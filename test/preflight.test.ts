@@ -25,11 +25,21 @@ const NOW = new Date('2024-06-15T12:00:00Z');
 
 /** `bds deliver <dir> --period 2024-05 --source <new source>` against the sandbox, at NOW. */
 async function deliver(box: Sandbox, dir: string, args: string[] = [], options: RunOptions = {}): Promise<RunResult> {
-  const argv = ['deliver', dir, ...(args.includes('--period') ? [] : ['--period', '2024-05']), '--source', newSource(box), ...args];
+  const argv = [
+    'deliver',
+    dir,
+    ...(args.includes('--period') ? [] : ['--period', '2024-05']),
+    '--source',
+    newSource(box),
+    ...args,
+  ];
   return run(argv, { env: sandboxEnv(box), now: () => NOW, ...options });
 }
 
-async function deliverFolder(folder: FolderOptions, args: string[] = []): Promise<{ box: Sandbox; res: RunResult; dir: string }> {
+async function deliverFolder(
+  folder: FolderOptions,
+  args: string[] = [],
+): Promise<{ box: Sandbox; res: RunResult; dir: string }> {
   const box = await sandbox();
   const { dir } = makeFolder(folder);
   return { box, res: await deliver(box, dir, args), dir };
@@ -216,19 +226,47 @@ describe('schema.json', () => {
     const { dir } = makeFolder();
     const schema = JSON.stringify(RECORDS_SCHEMA).replace(/}$/, `,"notes":${'['.repeat(5_000)}${']'.repeat(5_000)}}`);
     writeFileSync(path.join(dir, 'schema.json'), schema);
-    expectUsageError(box, await deliver(box, dir), `bds: ${path.join(dir, 'schema.json')}: nested 5001 levels deep; bds accepts at most 100`);
+    expectUsageError(
+      box,
+      await deliver(box, dir),
+      `bds: ${path.join(dir, 'schema.json')}: nested 5001 levels deep; bds accepts at most 100`,
+    );
   });
 
   const column = { name: 'id', role: 'identifier', kind: 'string' };
   it.each([
     ['records without objects', { format: 'jsonl' }, /records need "objects"/],
     ['empty objects', { format: 'jsonl', objects: {} }, /records need "objects"/],
-    ['an object type with no columns', { format: 'jsonl', objects: { orders: [] } }, /objects\.orders must be a non-empty list/],
-    ['a column that is not an object', { format: 'jsonl', objects: { orders: ['id'] } }, /objects\.orders\[0\] must be an object/],
-    ['a column without name', { format: 'jsonl', objects: { orders: [{ role: 'r', kind: 'k' }] } }, /objects\.orders\[0\]\.name/],
-    ['a column without role', { format: 'jsonl', objects: { orders: [column, { name: 'n', kind: 'k' }] } }, /objects\.orders\[1\]\.role/],
-    ['a column with an empty kind', { format: 'jsonl', objects: { orders: [{ ...column, kind: '' }] } }, /objects\.orders\[0\]\.kind/],
-    ['a transform that is not a string', { format: 'jsonl', objects: { orders: [{ ...column, transform: 1 }] } }, /\.transform must be a string/],
+    [
+      'an object type with no columns',
+      { format: 'jsonl', objects: { orders: [] } },
+      /objects\.orders must be a non-empty list/,
+    ],
+    [
+      'a column that is not an object',
+      { format: 'jsonl', objects: { orders: ['id'] } },
+      /objects\.orders\[0\] must be an object/,
+    ],
+    [
+      'a column without name',
+      { format: 'jsonl', objects: { orders: [{ role: 'r', kind: 'k' }] } },
+      /objects\.orders\[0\]\.name/,
+    ],
+    [
+      'a column without role',
+      { format: 'jsonl', objects: { orders: [column, { name: 'n', kind: 'k' }] } },
+      /objects\.orders\[1\]\.role/,
+    ],
+    [
+      'a column with an empty kind',
+      { format: 'jsonl', objects: { orders: [{ ...column, kind: '' }] } },
+      /objects\.orders\[0\]\.kind/,
+    ],
+    [
+      'a transform that is not a string',
+      { format: 'jsonl', objects: { orders: [{ ...column, transform: 1 }] } },
+      /\.transform must be a string/,
+    ],
     ['episodes without steps', { format: 'episodes/v1' }, /steps must be a non-empty list/],
     ['episodes with empty steps', { format: 'episodes/v1', steps: [] }, /steps must be a non-empty list/],
   ])('refuses %s', async (_name, schema, message) => {
@@ -318,7 +356,10 @@ describe('data file', () => {
 describe('source id', () => {
   it('is required, and the hint says how to set one', async () => {
     const box = await sandbox();
-    const res = await run(['deliver', makeFolder().dir, '--period', '2024-05'], { env: sandboxEnv(box), now: () => NOW });
+    const res = await run(['deliver', makeFolder().dir, '--period', '2024-05'], {
+      env: sandboxEnv(box),
+      now: () => NOW,
+    });
     expectUsageError(box, res, 'no source id');
     expect(res.stderr).toMatch(/hint: .*--source.*BDS_SOURCE_ID.*sourceId/);
   });

@@ -110,7 +110,10 @@ async function startTlsFront(target: string): Promise<number> {
 /** The sandbox as https://api.bds.test and https://storage.bds.test, reachable only through the proxy. */
 async function sandboxBehindProxy(): Promise<{ box: Sandbox; proxy: TestProxy }> {
   const box = await sandbox({ publicUrls: { api: API_URL, storage: STORAGE_URL } });
-  const routes = { [API_TUNNEL]: await startTlsFront(box.baseUrl), [STORAGE_TUNNEL]: await startTlsFront(box.storageUrl) };
+  const routes = {
+    [API_TUNNEL]: await startTlsFront(box.baseUrl),
+    [STORAGE_TUNNEL]: await startTlsFront(box.storageUrl),
+  };
   return { box, proxy: await startProxy('forward', routes) };
 }
 
@@ -156,10 +159,17 @@ describe('proxies', () => {
     const proxy = await startProxy('forward');
     // Direct, bds looks the name up itself: only the proxy knows it, so "no such host" shows the way it went.
     const res = await run(['whoami'], {
-      env: { BDS_BASE_URL: API_URL, BDS_API_KEY: 'svc_test_0123456789', HTTPS_PROXY: proxy.url, NO_PROXY: 'api.bds.test' },
+      env: {
+        BDS_BASE_URL: API_URL,
+        BDS_API_KEY: 'svc_test_0123456789',
+        HTTPS_PROXY: proxy.url,
+        NO_PROXY: 'api.bds.test',
+      },
     });
     expect(res.code).toBe(5);
-    expect(res.stderr).toMatch(/^bds: GET https:\/\/api\.bds\.test\/api\/v1\/me failed: (no such host|name lookup failed)/m);
+    expect(res.stderr).toMatch(
+      /^bds: GET https:\/\/api\.bds\.test\/api\/v1\/me failed: (no such host|name lookup failed)/m,
+    );
     expect(proxy.tunnels).toEqual([]);
     expect(proxy.forwarded).toEqual([]);
   });
@@ -211,9 +221,12 @@ describe('proxies', () => {
     const proxy = await startProxy('fail-502');
     const proxyUrl = withCredentials(proxy.url);
     const folder = makeFolder();
-    const res = await run(['deliver', folder.dir, '--period', '2024-05', '--source', 'src_0123456789abcdef', '--json'], {
-      env: { BDS_BASE_URL: API_URL, BDS_API_KEY: 'svc_test_0123456789', HTTP_PROXY: proxyUrl },
-    });
+    const res = await run(
+      ['deliver', folder.dir, '--period', '2024-05', '--source', 'src_0123456789abcdef', '--json'],
+      {
+        env: { BDS_BASE_URL: API_URL, BDS_API_KEY: 'svc_test_0123456789', HTTP_PROXY: proxyUrl },
+      },
+    );
     expect(res.code).toBe(5);
     expect(res.stderr).toContain(`the proxy http://REDACTED@127.0.0.1:${new URL(proxy.url).port}/`);
     expect(res.stderr).toMatch(/502/);
@@ -255,35 +268,49 @@ describe('proxies', () => {
   });
 
   it.each([
-    ['HTTPS_PROXY', 'socks5://proxyuser:s3cr3t-pass@proxy.corp:1080', /socks5:\/\/REDACTED@proxy\.corp:1080 is a socks5 proxy/],
+    [
+      'HTTPS_PROXY',
+      'socks5://proxyuser:s3cr3t-pass@proxy.corp:1080',
+      /socks5:\/\/REDACTED@proxy\.corp:1080 is a socks5 proxy/,
+    ],
     ['https_proxy', 'http://proxyuser:s3cr3t-pass@[proxy.corp', /"http:\/\/REDACTED@\[proxy\.corp" is not a URL/],
     ['HTTP_PROXY', 'http://:3128', /"http:\/\/:3128" is not a URL/],
-  ])('an unusable %s is one line naming it, exit 2, and nothing is sent; a loopback API is not concerned', async (variable, value, why) => {
-    const env = { BDS_BASE_URL: API_URL, BDS_API_KEY: 'svc_test_0123456789', [variable]: value };
-    const res = await run(['whoami'], { env });
-    expect(res.code).toBe(2);
-    expect(res.stderr).toMatch(new RegExp(`^bds: ${variable} is not a proxy bds can use: `));
-    expect(res.stderr).toMatch(why);
-    expect(res.stderr).toMatch(new RegExp(`^hint: .*unset ${variable}$`, 'm'));
-    expect(res.stderr.trimEnd().split('\n')).toHaveLength(2);
-    expect(res.stderr).not.toContain('s3cr3t-pass');
+  ])(
+    'an unusable %s is one line naming it, exit 2, and nothing is sent; a loopback API is not concerned',
+    async (variable, value, why) => {
+      const env = { BDS_BASE_URL: API_URL, BDS_API_KEY: 'svc_test_0123456789', [variable]: value };
+      const res = await run(['whoami'], { env });
+      expect(res.code).toBe(2);
+      expect(res.stderr).toMatch(new RegExp(`^bds: ${variable} is not a proxy bds can use: `));
+      expect(res.stderr).toMatch(why);
+      expect(res.stderr).toMatch(new RegExp(`^hint: .*unset ${variable}$`, 'm'));
+      expect(res.stderr.trimEnd().split('\n')).toHaveLength(2);
+      expect(res.stderr).not.toContain('s3cr3t-pass');
 
-    const box = await sandbox();
-    const direct = await run(['whoami'], { env: sandboxEnv(box, { [variable]: value }) });
-    expect(direct.stderr).not.toContain('bds:');
-    expect(direct.code).toBe(0);
-  });
+      const box = await sandbox();
+      const direct = await run(['whoami'], { env: sandboxEnv(box, { [variable]: value }) });
+      expect(direct.stderr).not.toContain('bds:');
+      expect(direct.code).toBe(0);
+    },
+  );
 
   it('a proxy that refuses connections is named with its address (not its password), not blamed on the API', async () => {
     const closed = net.createServer();
     const port = await listen(closed);
     await new Promise((resolve) => closed.close(resolve));
     const res = await run(['whoami'], {
-      env: { BDS_BASE_URL: API_URL, BDS_API_KEY: 'svc_test_0123456789', HTTPS_PROXY: `http://proxyuser:s3cr3t-pass@127.0.0.1:${port}` },
+      env: {
+        BDS_BASE_URL: API_URL,
+        BDS_API_KEY: 'svc_test_0123456789',
+        HTTPS_PROXY: `http://proxyuser:s3cr3t-pass@127.0.0.1:${port}`,
+      },
     });
     expect(res.code).toBe(5);
     expect(res.stderr).toMatch(
-      new RegExp(`^bds: GET ${API_URL}/api/v1/me failed: the proxy http://REDACTED@127\\.0\\.0\\.1:${port}/ \\(HTTPS_PROXY\\) failed to open a tunnel: connection refused \\(ECONNREFUSED\\) \\(gave up after 6 attempts`, 'm'),
+      new RegExp(
+        `^bds: GET ${API_URL}/api/v1/me failed: the proxy http://REDACTED@127\\.0\\.0\\.1:${port}/ \\(HTTPS_PROXY\\) failed to open a tunnel: connection refused \\(ECONNREFUSED\\) \\(gave up after 6 attempts`,
+        'm',
+      ),
     );
     expect(res.stderr).toMatch(/^hint: is the proxy running, .*check HTTPS_PROXY/m);
     expect(res.stderr).not.toContain('s3cr3t-pass');
@@ -292,9 +319,16 @@ describe('proxies', () => {
 
   it('a proxy that drops the connection on CONNECT is named, and each attempt is one connection (no reconnect loop)', async () => {
     const proxy = await startProxy('drop');
-    const res = await run(['whoami'], { env: { BDS_BASE_URL: API_URL, BDS_API_KEY: 'svc_test_0123456789', HTTPS_PROXY: proxy.url } });
+    const res = await run(['whoami'], {
+      env: { BDS_BASE_URL: API_URL, BDS_API_KEY: 'svc_test_0123456789', HTTPS_PROXY: proxy.url },
+    });
     expect(res.code).toBe(5);
-    expect(res.stderr).toMatch(new RegExp(`^bds: GET ${API_URL}/api/v1/me failed: the proxy ${proxy.url}/ \\(HTTPS_PROXY\\) failed to open a tunnel: `, 'm'));
+    expect(res.stderr).toMatch(
+      new RegExp(
+        `^bds: GET ${API_URL}/api/v1/me failed: the proxy ${proxy.url}/ \\(HTTPS_PROXY\\) failed to open a tunnel: `,
+        'm',
+      ),
+    );
     expect(res.stderr).toMatch(/^hint: is the proxy running/m);
     // undici alone connects again at once, for ever, when a proxy closes on CONNECT.
     expect(proxy.tunnels).toHaveLength(6);

@@ -32,12 +32,18 @@ interface Machine {
 }
 
 /** Runs the recipe's line as cron would on `machine`, with the crontab's PATH or cron's own. */
-async function runAsCron(machine: Machine, crontabPath: string | undefined): Promise<{ code: number | null; log: string }> {
+async function runAsCron(
+  machine: Machine,
+  crontabPath: string | undefined,
+): Promise<{ code: number | null; log: string }> {
   const { command } = cronRecipe();
   const local = command.replace('cd /srv/scrub', `cd ${machine.srv}`).replace('/var/log/bds.log', machine.log);
   expect(local).not.toMatch(/\/srv\/scrub|\/var\/log/);
   const PATH = crontabPath ?? '/usr/bin:/bin';
-  const child = spawn('/bin/sh', ['-c', local], { env: { HOME: machine.home, LOGNAME: 'scrub', SHELL: '/bin/sh', PATH }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('/bin/sh', ['-c', local], {
+    env: { HOME: machine.home, LOGNAME: 'scrub', SHELL: '/bin/sh', PATH },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const { code } = await collectOutput(child);
   let log = '';
   try {
@@ -52,7 +58,10 @@ async function runAsCron(machine: Machine, crontabPath: string | undefined): Pro
 function recipePath(machine: Machine): string {
   const written = cronRecipe().path;
   if (written === undefined) throw new Error('the cron recipe sets no PATH: under cron, bds is not found');
-  const folders = written.replace('/home/scrub', machine.home).replace('/usr/local/bin', machine.usrLocalBin).split(':');
+  const folders = written
+    .replace('/home/scrub', machine.home)
+    .replace('/usr/local/bin', machine.usrLocalBin)
+    .split(':');
   const nodeFolder = path.dirname(process.execPath);
   return [...folders, ...(folders.includes(nodeFolder) ? [] : [nodeFolder])].join(':');
 }
@@ -61,7 +70,12 @@ function recipePath(machine: Machine): string {
 async function machineFor(install: 'prefix' | 'binary'): Promise<Machine & { received: () => number }> {
   const box = await sandbox();
   const home = tempDir('bds-cron-home-');
-  const machine = { home, usrLocalBin: tempDir('bds-usr-local-bin-'), srv: tempDir('bds-srv-'), log: path.join(tempDir('bds-var-log-'), 'bds.log') };
+  const machine = {
+    home,
+    usrLocalBin: tempDir('bds-usr-local-bin-'),
+    srv: tempDir('bds-srv-'),
+    log: path.join(tempDir('bds-var-log-'), 'bds.log'),
+  };
   const out = makeFolder();
   symlinkSync(out.dir, path.join(machine.srv, 'out'));
   const keyFile = path.join(home, '.bds-key');
@@ -82,13 +96,16 @@ async function machineFor(install: 'prefix' | 'binary'): Promise<Machine & { rec
 }
 
 describe('the cron recipe (docs/recipes.md), under cron', () => {
-  it.each(['prefix', 'binary'] as const)('delivers last month with bds installed as %s, thanks to its PATH line', async (install) => {
-    const machine = await machineFor(install);
-    const res = await runAsCron(machine, recipePath(machine));
-    expect(res.log).toMatch(/^Delivered bat_\w+ \(received\)\.$/m);
-    expect(res.code).toBe(0);
-    expect(machine.received()).toBe(1);
-  });
+  it.each(['prefix', 'binary'] as const)(
+    'delivers last month with bds installed as %s, thanks to its PATH line',
+    async (install) => {
+      const machine = await machineFor(install);
+      const res = await runAsCron(machine, recipePath(machine));
+      expect(res.log).toMatch(/^Delivered bat_\w+ \(received\)\.$/m);
+      expect(res.code).toBe(0);
+      expect(machine.received()).toBe(1);
+    },
+  );
 
   it("without it, cron's PATH=/usr/bin:/bin finds no bds (exit 127)", async () => {
     const machine = await machineFor('prefix');

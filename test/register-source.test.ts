@@ -22,7 +22,9 @@ describe('bds register-source', () => {
     const box = await sandbox();
     const res = await run(['register-source', '--name', 'plain'], { env: sandboxEnv(box) });
     expect(res.code, res.stderr).toBe(0);
-    expect(box.store.sources()).toEqual([{ id: expect.stringMatching(/^src_/), name: 'plain', created_at: expect.any(String) }]);
+    expect(box.store.sources()).toEqual([
+      { id: expect.stringMatching(/^src_/), name: 'plain', created_at: expect.any(String) },
+    ]);
   });
 
   it('--json prints the source object', async () => {

@@ -10,7 +10,22 @@ import { canonicalApi } from '../src/core/api/url-rules.js';
 import { InterruptedError } from '../src/core/errors.js';
 import { stateDir } from '../src/core/settings/dirs.js';
 import type { Sandbox } from '../src/sandbox/emulator.js';
-import { count, deliverTo, expectOneReceived, makeFolder, newSource, REPORT, RECORDS_SCHEMA, run, sandbox, sandboxEnv, statuses, tempDir, type Folder, until } from './helpers.js';
+import {
+  count,
+  deliverTo,
+  expectOneReceived,
+  makeFolder,
+  newSource,
+  REPORT,
+  RECORDS_SCHEMA,
+  run,
+  sandbox,
+  sandboxEnv,
+  statuses,
+  tempDir,
+  type Folder,
+  until,
+} from './helpers.js';
 
 const PERIOD = '2024-05';
 
@@ -104,11 +119,25 @@ describe('5. re-runs', () => {
       .digest('hex')
       .slice(0, 12);
     const version1 = {
-      version: 1, baseUrl: `${box.baseUrl}/`, sourceId: batch.source_id, period: PERIOD, product: 'records', sha256: folder.sha256,
-      step: 'completed', idempotencyKey: 'idem-0.1', dataFile: folder.dataFile, bytes: folder.uploaded.length, recordCount: 3,
-      batchId: batch.id, status: 'received', updatedAt: '2024-06-01T03:15:00.000Z',
+      version: 1,
+      baseUrl: `${box.baseUrl}/`,
+      sourceId: batch.source_id,
+      period: PERIOD,
+      product: 'records',
+      sha256: folder.sha256,
+      step: 'completed',
+      idempotencyKey: 'idem-0.1',
+      dataFile: folder.dataFile,
+      bytes: folder.uploaded.length,
+      recordCount: 3,
+      batchId: batch.id,
+      status: 'received',
+      updatedAt: '2024-06-01T03:15:00.000Z',
     };
-    writeFileSync(path.join(records, `${batch.source_id}-${PERIOD}-records-${digest}-${folder.sha256.slice(0, 16)}.json`), JSON.stringify(version1));
+    writeFileSync(
+      path.join(records, `${batch.source_id}-${PERIOD}-records-${digest}-${folder.sha256.slice(0, 16)}.json`),
+      JSON.stringify(version1),
+    );
 
     const before = box.requests.length;
     const again = await deliverTo(box, folder, { home });
@@ -118,17 +147,40 @@ describe('5. re-runs', () => {
     expect(routesSince(box, before)).toEqual(['list']);
 
     // The record it leaves holds this file's columns: the next month, with the same schema, changes none.
-    const june = await run(['deliver', makeFolder({ records: 4 }).dir, '--period', '2024-06', '--source', batch.source_id], { env: sandboxEnv(box), home });
+    const june = await run(
+      ['deliver', makeFolder({ records: 4 }).dir, '--period', '2024-06', '--source', batch.source_id],
+      { env: sandboxEnv(box), home },
+    );
     expect(june.code).toBe(0);
     expect(june.stderr).not.toContain('warning');
   });
 
   it('a version-1 record where this version keeps its own is left for readVersion1, not set aside as corrupt', () => {
     const store = new RecordStore(tempDir());
-    const key = { api: 'https://api.example.com/v1', sourceId: 'src_1', period: PERIOD, product: 'records', sha256: 'b'.repeat(64) };
-    store.write({ ...key, version: 2, step: 'completed', idempotencyKey: 'k', inputsDigest: 'd', dataFile: 'f', bytes: 1, recordCount: 1, columns: [], updatedAt: 'now' });
+    const key = {
+      api: 'https://api.example.com/v1',
+      sourceId: 'src_1',
+      period: PERIOD,
+      product: 'records',
+      sha256: 'b'.repeat(64),
+    };
+    store.write({
+      ...key,
+      version: 2,
+      step: 'completed',
+      idempotencyKey: 'k',
+      inputsDigest: 'd',
+      dataFile: 'f',
+      bytes: 1,
+      recordCount: 1,
+      columns: [],
+      updatedAt: 'now',
+    });
     const [name] = readdirSync(store.dir);
-    writeFileSync(path.join(store.dir, name!), JSON.stringify({ version: 1, ...key, step: 'completed', batchId: 'bat_1', idempotencyKey: 'k' }));
+    writeFileSync(
+      path.join(store.dir, name!),
+      JSON.stringify({ version: 1, ...key, step: 'completed', batchId: 'bat_1', idempotencyKey: 'k' }),
+    );
     const setAside: unknown[] = [];
     expect(store.read(key, 'live', (corrupt) => setAside.push(corrupt))).toEqual({ own: undefined, other: undefined });
     expect(setAside).toEqual([]);
@@ -187,7 +239,10 @@ describe('5. re-runs', () => {
       expect(fourth.json()).toMatchObject({ batch: { id: second.json().batch.id }, skipped: true });
       expect(statuses(box)).toEqual(['received', 'received']);
       const files = readdirSync(records).filter((name) => name.endsWith('.json'));
-      expect(files.map((name) => JSON.parse(readFileSync(path.join(records, name), 'utf8')).keyMode).sort()).toEqual(['live', 'test']);
+      expect(files.map((name) => JSON.parse(readFileSync(path.join(records, name), 'utf8')).keyMode).sort()).toEqual([
+        'live',
+        'test',
+      ]);
     });
 
     it("a test record under the name every record had before is moved to its own, not replaced by the live delivery's", async () => {
@@ -197,7 +252,9 @@ describe('5. re-runs', () => {
       expect(name).toMatch(/-test\.json$/);
       renameSync(path.join(records, name!), path.join(records, name!.replace(/-test\.json$/, '.json')));
 
-      expect((await live()).stderr).toContain(`warning: this file was delivered as ${first.json().batch.id} with a test key`);
+      expect((await live()).stderr).toContain(
+        `warning: this file was delivered as ${first.json().batch.id} with a test key`,
+      );
       const again = await test();
       expect(again.code, again.stderr).toBe(0);
       expect(again.json()).toMatchObject({ batch: { id: first.json().batch.id }, skipped: true });
@@ -241,7 +298,10 @@ describe('the same data file as another month', () => {
     const home = tempDir();
     const source = newSource(box);
     // Delivered as October with a test key, then the same ./out as September with a live one (a stale folder).
-    const october = await run(['deliver', folder.dir, '--period', '2024-10', '--source', source, '--json'], { env: sandboxEnv(box), home });
+    const october = await run(['deliver', folder.dir, '--period', '2024-10', '--source', source, '--json'], {
+      env: sandboxEnv(box),
+      home,
+    });
     expect(october.code, october.stderr).toBe(0);
     const batch = october.json().batch.id;
     const september = ['deliver', folder.dir, '--period', '2024-09', '--source', source];
@@ -257,16 +317,29 @@ describe('the same data file as another month', () => {
 
     const dryRun = await run([...september, '--dry-run', '--json'], { env: live, home });
     expect(dryRun.code).toBe(0);
-    expect(dryRun.json().would).toEqual({ action: 'stop', batch_id: batch, status: null, error: { message: expect.stringContaining('nothing was sent for 2024-09'), hint: expect.any(String), exit_code: 2 } });
+    expect(dryRun.json().would).toEqual({
+      action: 'stop',
+      batch_id: batch,
+      status: null,
+      error: {
+        message: expect.stringContaining('nothing was sent for 2024-09'),
+        hint: expect.any(String),
+        exit_code: 2,
+      },
+    });
     expect((await run([...september, '--dry-run'], { env: live, home })).stdout).toContain(
       `Would:     stop with exit 2: ${folder.dataFile} is the same file as the one delivered for 2024-10`,
     );
     // Another source's month is its own.
-    expect((await run(['deliver', folder.dir, '--period', '2024-09', '--source', newSource(box)], { env: live, home })).code).toBe(0);
+    expect(
+      (await run(['deliver', folder.dir, '--period', '2024-09', '--source', newSource(box)], { env: live, home })).code,
+    ).toBe(0);
 
     const forced = await run([...september, '--force'], { env: live, home });
     expect(forced.code, forced.stderr).toBe(0);
-    expect(forced.stderr).toContain(`warning: this data file is also 2024-10's (${folder.dir}, delivered as ${batch}); delivering it anyway (--force)\n`);
+    expect(forced.stderr).toContain(
+      `warning: this data file is also 2024-10's (${folder.dir}, delivered as ${batch}); delivering it anyway (--force)\n`,
+    );
     // The forced month, run again, is already delivered: the refusal is for files about to be sent.
     const again = await run(september, { env: live, home });
     expect(again.code, again.stderr).toBe(0);
@@ -287,13 +360,19 @@ describe('--skip-delivered: CI runners and other machines that keep no records',
     const before = box.requests.length;
     const json = await deliverTo(box, other, { args: ['--skip-delivered', '--json'] });
     expect(json.code, json.stderr).toBe(0);
-    expect(json.json()).toMatchObject({ batch: { id: delivered!.id, status: 'received' }, record_count: 4, skipped: true });
+    expect(json.json()).toMatchObject({
+      batch: { id: delivered!.id, status: 'received' },
+      record_count: 4,
+      skipped: true,
+    });
     expect(json.stderr).toContain(
       `warning: ${delivered!.id} counts 3 records, this file 4: it came from another file (--skip-delivered counts it as delivered)`,
     );
     const text = await deliverTo(box, other, { args: ['--skip-delivered'] });
     expect(text.code).toBe(0);
-    expect(text.stdout).toMatch(new RegExp(`^Already delivered as ${delivered!.id} \\(received\\); nothing was sent\\.`));
+    expect(text.stdout).toMatch(
+      new RegExp(`^Already delivered as ${delivered!.id} \\(received\\); nothing was sent\\.`),
+    );
     const dryRun = await deliverTo(box, other, { args: ['--skip-delivered', '--dry-run'] });
     expect(dryRun.stdout).toContain(`Would:     nothing: already delivered as ${delivered!.id} (received)`);
     expect(routesSince(box, before)).toEqual(['list', 'list', 'list']);
@@ -396,7 +475,9 @@ describe('re-runs after the report or schema changed', () => {
     writeFileSync(path.join(folder.dir, 'report.json'), JSON.stringify({ ...REPORT, tool: 'scrubkit 3.4.2' }));
     const again = await deliverTo(box, folder, { home });
     expect(again.code, again.stderr).toBe(0);
-    expect(again.stderr).toContain('warning: the report or schema changed since the interrupted delivery; delivering a fresh batch');
+    expect(again.stderr).toContain(
+      'warning: the report or schema changed since the interrupted delivery; delivering a fresh batch',
+    );
     expect(statuses(box)).toEqual(['awaiting_upload', 'received']);
     expectOneReceived(box, folder);
     expect(new Set(createKeys(box)).size).toBe(2);
@@ -409,7 +490,10 @@ describe('re-runs after the report or schema changed', () => {
     await everyCreateAnswerLost(box, folder, home);
 
     const [orders] = Object.values(RECORDS_SCHEMA.objects);
-    const schema = { ...RECORDS_SCHEMA, objects: { orders: [...orders!, { name: 'currency', role: 'attribute', kind: 'string' }] } };
+    const schema = {
+      ...RECORDS_SCHEMA,
+      objects: { orders: [...orders!, { name: 'currency', role: 'attribute', kind: 'string' }] },
+    };
     writeFileSync(path.join(folder.dir, 'schema.json'), JSON.stringify(schema));
     const forced = await deliverTo(box, folder, { home, args: ['--force'] });
     expect(forced.code, forced.stderr).toBe(0);
@@ -458,7 +542,7 @@ describe('re-runs after the report or schema changed', () => {
 });
 
 describe('a delivery record that cannot be read', () => {
-  it('is set aside as <file>.corrupt with a warning, and the delivery goes on from the server\'s list', async () => {
+  it("is set aside as <file>.corrupt with a warning, and the delivery goes on from the server's list", async () => {
     const box = await sandbox();
     const folder = makeFolder();
     const home = tempDir();
@@ -485,13 +569,30 @@ describe('a delivery record that cannot be read', () => {
 describe('one API, several spellings', () => {
   it('canonicalApi: scheme, lower-case host, every loopback name as one, no default port, no trailing slash', () => {
     const canonical = (url: string) => canonicalApi(new URL(url));
-    const loopback = ['http://127.0.0.1:8787', 'http://localhost:8787/', 'http://LocalHost:8787', 'http://[::1]:8787/', 'http://127.0.0.2:8787'];
+    const loopback = [
+      'http://127.0.0.1:8787',
+      'http://localhost:8787/',
+      'http://LocalHost:8787',
+      'http://[::1]:8787/',
+      'http://127.0.0.2:8787',
+    ];
     expect(new Set(loopback.map(canonical))).toEqual(new Set(['http://loopback:8787']));
-    const remote = ['https://api.example.com', 'https://API.Example.COM/', 'https://api.example.com:443', 'https://api.example.com//'];
+    const remote = [
+      'https://api.example.com',
+      'https://API.Example.COM/',
+      'https://api.example.com:443',
+      'https://api.example.com//',
+    ];
     expect(new Set(remote.map(canonical))).toEqual(new Set(['https://api.example.com']));
     expect(canonical('https://api.example.com/bds/')).toBe('https://api.example.com/bds');
     // Different APIs stay apart: scheme, port, path.
-    const apart = ['http://api.example.com', 'https://api.example.com', 'https://api.example.com:8443', 'https://api.example.com/v2', 'http://127.0.0.1:8788'];
+    const apart = [
+      'http://api.example.com',
+      'https://api.example.com',
+      'https://api.example.com:8443',
+      'https://api.example.com/v2',
+      'http://127.0.0.1:8788',
+    ];
     expect(new Set(apart.map(canonical)).size).toBe(apart.length);
   });
 
@@ -514,7 +615,12 @@ describe('8. two bds processes at once', () => {
   function holdLock(box: Sandbox, home: string, source: string, pid: number): void {
     const records = new RecordStore(stateDir({ XDG_STATE_HOME: path.join(home, '.local', 'state') }, home));
     takeLock({
-      file: records.lockFile({ api: canonicalApi(new URL(box.baseUrl)), sourceId: source, period: PERIOD, product: 'records' }),
+      file: records.lockFile({
+        api: canonicalApi(new URL(box.baseUrl)),
+        sourceId: source,
+        period: PERIOD,
+        product: 'records',
+      }),
       subject: `${source} ${PERIOD} records`,
       owner: { pid, hostname: 'test-host', startedAt: '2024-06-01T00:00:00.000Z' },
       isProcessAlive: () => false,
@@ -529,7 +635,9 @@ describe('8. two bds processes at once', () => {
     holdLock(box, home, source, 4242);
     const res = await deliverTo(box, folder, { home, pid: 5000, isProcessAlive: (pid) => pid === 4242 });
     expect(res.code).toBe(6);
-    expect(res.stderr).toMatch(/bds: another bds process \(pid 4242 on test-host, since 2024-06-01T00:00:00.000Z\) is delivering/);
+    expect(res.stderr).toMatch(
+      /bds: another bds process \(pid 4242 on test-host, since 2024-06-01T00:00:00.000Z\) is delivering/,
+    );
     expect(count(box, 'create')).toBe(0);
   });
 
@@ -562,7 +670,10 @@ describe('8. two bds processes at once', () => {
   it.each([
     ['two runs of the same delivery at once', (url: string) => url],
     // One API, two spellings: one lock (the lock is keyed by canonicalApi).
-    ['two runs at once via http://127.0.0.1:PORT and http://LOCALHOST:PORT/', (url: string) => `${url.replace('127.0.0.1', 'LOCALHOST')}/`],
+    [
+      'two runs at once via http://127.0.0.1:PORT and http://LOCALHOST:PORT/',
+      (url: string) => `${url.replace('127.0.0.1', 'LOCALHOST')}/`,
+    ],
   ])('%s: one delivers, the other stops with exit 6', async (_, spelling) => {
     const box = await sandbox();
     const folder = makeFolder();

@@ -31,7 +31,9 @@ describe('bds sandbox', () => {
     const box = await sandbox({ host: '0.0.0.0' });
     expect(box.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(box.storageUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    const delivered = await run(['deliver', makeFolder().dir, '--period', '2024-05', '--source', newSource(box)], { env: sandboxEnv(box) });
+    const delivered = await run(['deliver', makeFolder().dir, '--period', '2024-05', '--source', newSource(box)], {
+      env: sandboxEnv(box),
+    });
     expect(delivered.stderr).not.toContain('bds:');
     expect(delivered.code).toBe(0);
   });
@@ -43,7 +45,9 @@ describe('bds sandbox', () => {
     const box = await sandbox({ host: '::' });
     expect(box.baseUrl).toMatch(/^http:\/\/\[::1\]:\d+$/);
     expect(box.storageUrl).toMatch(/^http:\/\/\[::1\]:\d+$/);
-    const delivered = await run(['deliver', makeFolder().dir, '--period', '2024-05', '--source', newSource(box)], { env: sandboxEnv(box) });
+    const delivered = await run(['deliver', makeFolder().dir, '--period', '2024-05', '--source', newSource(box)], {
+      env: sandboxEnv(box),
+    });
     expect(delivered.stderr).not.toContain('bds:');
     expect(delivered.code).toBe(0);
   });
@@ -110,7 +114,10 @@ describe('Ctrl-C outside a delivery', () => {
     const box = await sandbox();
     box.faults.add({ route, hang: true });
     const controller = new AbortController();
-    const running = run([command], { env: sandboxEnv(box, { BDS_SOURCE_ID: newSource(box) }), signal: controller.signal });
+    const running = run([command], {
+      env: sandboxEnv(box, { BDS_SOURCE_ID: newSource(box) }),
+      signal: controller.signal,
+    });
     await until(() => count(box, route) >= 1, `the ${route} request`);
     controller.abort(new InterruptedError('SIGINT'));
     const res = await running;
@@ -133,10 +140,18 @@ describe("the sandbox's banner", () => {
   it('run with npx in a clone: `npx bds` from the clone, where it works', async () => {
     const env = { npm_command: 'exec', npm_config_local_prefix: ROOT };
     const res = await run(['sandbox', '--port', '0'], { signal: ctrlC(), env });
-    expect(deliverLines(res.stdout)).toEqual([`  cd ${ROOT}`, '  npx bds deliver examples/records-2024-05 --period 2024-05']);
+    expect(deliverLines(res.stdout)).toEqual([
+      `  cd ${ROOT}`,
+      '  npx bds deliver examples/records-2024-05 --period 2024-05',
+    ]);
     // npx run elsewhere (npx <package> sandbox): `npx bds` there would be another package; bds and the path.
-    const elsewhere = await run(['sandbox', '--port', '0'], { signal: ctrlC(), env: { ...env, npm_config_local_prefix: tempDir() } });
-    expect(deliverLines(elsewhere.stdout)).toEqual([`  bds deliver ${path.join(ROOT, 'examples', 'records-2024-05')} --period 2024-05`]);
+    const elsewhere = await run(['sandbox', '--port', '0'], {
+      signal: ctrlC(),
+      env: { ...env, npm_config_local_prefix: tempDir() },
+    });
+    expect(deliverLines(elsewhere.stdout)).toEqual([
+      `  bds deliver ${path.join(ROOT, 'examples', 'records-2024-05')} --period 2024-05`,
+    ]);
   });
 
   it('as a user runs it (the standalone binary too, which holds no examples/: it says where they are)', async () => {
@@ -152,7 +167,9 @@ describe("the sandbox's banner", () => {
       expect(deliverLines(stdout)).toEqual(['  bds deliver <a folder your scrubber wrote> --period YYYY-MM']);
       expect(stdout).toContain('examples/ is in the release tarball and the repository');
     } else {
-      expect(deliverLines(stdout)).toEqual([`  bds deliver ${path.join(ROOT, 'examples', 'records-2024-05')} --period 2024-05`]);
+      expect(deliverLines(stdout)).toEqual([
+        `  bds deliver ${path.join(ROOT, 'examples', 'records-2024-05')} --period 2024-05`,
+      ]);
     }
   });
 });

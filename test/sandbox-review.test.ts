@@ -12,24 +12,41 @@ import { fakeClock, makeFolder, newSource, REPORT, run, sandbox, sandboxEnv, tem
 
 /** A batch received now, by the sandbox's clock. */
 function received(box: Pick<Sandbox, 'store'>, source: string, period = '2024-05'): string {
-  const { id } = box.store.createBatch({ source_id: source, product: 'records', period, record_count: 1, schema: {}, report: REPORT, client: null, key_id: 'k', idempotency_key: null });
+  const { id } = box.store.createBatch({
+    source_id: source,
+    product: 'records',
+    period,
+    record_count: 1,
+    schema: {},
+    report: REPORT,
+    client: null,
+    key_id: 'k',
+    idempotency_key: null,
+  });
   box.store.setStatus(id, 'received');
   return id;
 }
 
 /** The statuses the API lists for the source, as a client sees them. */
 async function listed(box: { baseUrl: string; keys: { test: string } }, source: string): Promise<string[]> {
-  const res = await fetch(`${box.baseUrl}/api/v1/batches?source_id=${source}`, { headers: { authorization: `Bearer ${box.keys.test}` } });
+  const res = await fetch(`${box.baseUrl}/api/v1/batches?source_id=${source}`, {
+    headers: { authorization: `Bearer ${box.keys.test}` },
+  });
   return ((await res.json()) as { batches: Array<{ status: string }> }).batches.map((b) => b.status);
 }
 
 function control(box: Pick<Sandbox, 'baseUrl'>, id: string, body: unknown) {
-  return fetch(`${box.baseUrl}/_sandbox/batches/${id}/review`, { method: 'POST', body: JSON.stringify(body) }).then(async (res) => ({ status: res.status, json: (await res.json()) as any }));
+  return fetch(`${box.baseUrl}/_sandbox/batches/${id}/review`, { method: 'POST', body: JSON.stringify(body) }).then(
+    async (res) => ({ status: res.status, json: (await res.json()) as any }),
+  );
 }
 
 describe('the sandbox reviews', () => {
   it('accept and reject: in review at once, decided --review-after later', async () => {
-    for (const [review, decided] of [['accept', 'accepted'], ['reject', 'rejected']] as const) {
+    for (const [review, decided] of [
+      ['accept', 'accepted'],
+      ['reject', 'rejected'],
+    ] as const) {
       const clock = fakeClock('2024-08-10T12:00:00Z');
       const box = await sandbox({ now: clock.ms, review, reviewAfter: 60_000 });
       const source = newSource(box);
@@ -50,20 +67,36 @@ describe('the sandbox reviews', () => {
     clock.advance(3_600_000);
     expect(await listed(box, source)).toEqual(['received', 'received']);
 
-    expect(await control(box, first, { status: 'accepted' })).toEqual({ status: 200, json: { batch: { id: first, status: 'accepted' } } });
+    expect(await control(box, first, { status: 'accepted' })).toEqual({
+      status: 200,
+      json: { batch: { id: first, status: 'accepted' } },
+    });
     box.review(second, 'in_review');
     expect(await listed(box, source)).toEqual(['accepted', 'in_review']);
 
     expect((await control(box, first, { status: 'received' })).status).toBe(422);
     expect((await control(box, 'bat_nope', { status: 'accepted' })).status).toBe(404);
-    const waiting = box.store.createBatch({ source_id: source, product: 'records', period: '2024-06', record_count: 1, schema: {}, report: REPORT, client: null, key_id: 'k', idempotency_key: null });
-    expect(await control(box, waiting.id, { status: 'accepted' })).toMatchObject({ status: 409, json: { error: { code: 'not_received' } } });
+    const waiting = box.store.createBatch({
+      source_id: source,
+      product: 'records',
+      period: '2024-06',
+      record_count: 1,
+      schema: {},
+      report: REPORT,
+      client: null,
+      key_id: 'k',
+      idempotency_key: null,
+    });
+    expect(await control(box, waiting.id, { status: 'accepted' })).toMatchObject({
+      status: 409,
+      json: { error: { code: 'not_received' } },
+    });
     expect(() => box.review('bat_nope', 'accepted')).toThrow('batch bat_nope does not exist');
     // Control requests are not the API's: they are not recorded.
     expect(box.requests.some((request) => request.path.startsWith('/_sandbox'))).toBe(false);
   });
 
-  it('a batch a test decided is left alone by the sandbox\'s own review', async () => {
+  it("a batch a test decided is left alone by the sandbox's own review", async () => {
     const clock = fakeClock('2024-08-10T12:00:00Z');
     const box = await sandbox({ now: clock.ms, review: 'accept', reviewAfter: 1_000 });
     const source = newSource(box);
@@ -93,11 +126,14 @@ describe('the sandbox reviews', () => {
     ]);
   });
 
-  it('the library\'s sandbox takes review and reviewAfter, and has review(id, status)', async () => {
+  it("the library's sandbox takes review and reviewAfter, and has review(id, status)", async () => {
     const box = await startPublicSandbox({ review: 'reject', reviewAfter: 0 });
     try {
       const home = tempDir();
-      const delivered = await run(['deliver', makeFolder().dir, '--period', '2024-05', '--source', box.sourceId], { env: sandboxEnv({ baseUrl: box.baseUrl, keys: box.keys } as Sandbox), home });
+      const delivered = await run(['deliver', makeFolder().dir, '--period', '2024-05', '--source', box.sourceId], {
+        env: sandboxEnv({ baseUrl: box.baseUrl, keys: box.keys } as Sandbox),
+        home,
+      });
       expect(delivered.code).toBe(0);
       const id = delivered.stderr.match(/uploading \d+ bytes to (bat_\w+)/)![1]!;
       expect(await listed(box, box.sourceId)).toEqual(['rejected']);
@@ -106,7 +142,9 @@ describe('the sandbox reviews', () => {
     } finally {
       await box.close();
     }
-    await expect(startPublicSandbox({ reviewAfter: -1 })).rejects.toThrow('reviewAfter must be a number of milliseconds');
+    await expect(startPublicSandbox({ reviewAfter: -1 })).rejects.toThrow(
+      'reviewAfter must be a number of milliseconds',
+    );
   });
 });
 
@@ -114,11 +152,17 @@ describe('bds sandbox --review', () => {
   it('says how it reviews in its banner; a bad --review or --review-after is exit 2', async () => {
     const ctrlC = new AbortController();
     ctrlC.abort(new InterruptedError('SIGINT'));
-    const accept = await run(['sandbox', '--port', '0', '--review', 'accept', '--review-after', '2m'], { signal: ctrlC.signal });
+    const accept = await run(['sandbox', '--port', '0', '--review', 'accept', '--review-after', '2m'], {
+      signal: ctrlC.signal,
+    });
     expect(accept.code).toBe(130);
-    expect(accept.stdout).toContain('Review: a received batch is in review at once, and accepted 2m after it was received.');
+    expect(accept.stdout).toContain(
+      'Review: a received batch is in review at once, and accepted 2m after it was received.',
+    );
     const none = await run(['sandbox', '--port', '0'], { signal: ctrlC.signal });
-    expect(none.stdout).toMatch(/^Review: none; a batch stays received until decided with POST http:\/\/127\.0\.0\.1:\d+\/_sandbox\/batches\/<id>\/review \{"status": "accepted"\}$/m);
+    expect(none.stdout).toMatch(
+      /^Review: none; a batch stays received until decided with POST http:\/\/127\.0\.0\.1:\d+\/_sandbox\/batches\/<id>\/review \{"status": "accepted"\}$/m,
+    );
 
     const badDuration = await run(['sandbox', '--port', '0', '--review', 'reject', '--review-after', '10']);
     expect(badDuration.code).toBe(2);

@@ -35,7 +35,13 @@ async function call(sandbox: Sandbox, method: string, urlPath: string, options: 
     body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
     headers['content-type'] ??= 'application/json';
   }
-  const response = await fetch(`${sandbox.baseUrl}${urlPath}`, { method, headers, body, signal: options.signal, redirect: 'manual' });
+  const response = await fetch(`${sandbox.baseUrl}${urlPath}`, {
+    method,
+    headers,
+    body,
+    signal: options.signal,
+    redirect: 'manual',
+  });
   const text = await response.text();
   let json: any;
   try {
@@ -68,7 +74,11 @@ async function newBatch(sandbox: Sandbox, headers: Record<string, string> = {}) 
   const sourceId = await newSource(sandbox);
   const created = await call(sandbox, 'POST', '/api/v1/batches', { body: createBody(sourceId), headers });
   expect(created.status).toBe(201);
-  return { sourceId, id: created.json.batch.id as string, upload: created.json.upload as { url: string; method: string; headers: Record<string, string> } };
+  return {
+    sourceId,
+    id: created.json.batch.id as string,
+    upload: created.json.upload as { url: string; method: string; headers: Record<string, string> },
+  };
 }
 
 function put(url: string, body: Buffer, headers: Record<string, string>) {
@@ -99,7 +109,10 @@ describe('auth', () => {
     const live = await call(sandbox, 'GET', '/api/v1/me');
     expect(live.status).toBe(200);
     expect(live.headers.get('content-type')).toBe('application/json');
-    expect(live.json).toEqual({ organization: { name: 'Sandbox Seller' }, key: { id: 'key_live_sandbox', mode: 'live' } });
+    expect(live.json).toEqual({
+      organization: { name: 'Sandbox Seller' },
+      key: { id: 'key_live_sandbox', mode: 'live' },
+    });
     const test = await call(sandbox, 'GET', '/api/v1/me', { key: sandbox.keys.test });
     expect(test.json.key).toEqual({ id: 'key_test_sandbox', mode: 'test' });
     expect(live.text + test.text).not.toContain('svc_');
@@ -121,10 +134,16 @@ describe('routing and validation', () => {
     expect((await call(sandbox, 'POST', '/api/v1/sources', { body: '{not json' })).status).toBe(400);
     expect((await call(sandbox, 'POST', '/api/v1/sources', { body: { name: '' } })).status).toBe(422);
     expect((await call(sandbox, 'POST', '/api/v1/sources', { body: { name: 'x'.repeat(201) } })).status).toBe(422);
-    expect((await call(sandbox, 'POST', '/api/v1/sources', { body: { name: 'a', description: 3 } })).json.error.code).toBe('invalid_request');
+    expect(
+      (await call(sandbox, 'POST', '/api/v1/sources', { body: { name: 'a', description: 3 } })).json.error.code,
+    ).toBe('invalid_request');
     const created = await call(sandbox, 'POST', '/api/v1/sources', { body: { name: 'a', description: 'b' } });
     expect(created.status).toBe(201);
-    expect(created.json.source).toMatchObject({ id: expect.stringMatching(/^src_[0-9a-f]+$/), name: 'a', description: 'b' });
+    expect(created.json.source).toMatchObject({
+      id: expect.stringMatching(/^src_[0-9a-f]+$/),
+      name: 'a',
+      description: 'b',
+    });
     expect(sandbox.store.sources()).toHaveLength(1);
   });
 
@@ -135,7 +154,10 @@ describe('routing and validation', () => {
     expect((await create('[')).status).toBe(400);
     const unknownSource = await create(createBody('src_missing'));
     expect(unknownSource.status).toBe(404);
-    expect(unknownSource.json.error).toMatchObject({ code: 'source_not_found', message: expect.stringContaining('src_missing') });
+    expect(unknownSource.json.error).toMatchObject({
+      code: 'source_not_found',
+      message: expect.stringContaining('src_missing'),
+    });
     const invalid: Record<string, unknown>[] = [
       { product: 'films' },
       { period: '2025-13' },
@@ -163,12 +185,20 @@ describe('routing and validation', () => {
     expect((await call(sandbox, 'GET', '/api/v1/batches?source_id=src_nope')).json.error.code).toBe('source_not_found');
     const sourceId = await newSource(sandbox);
     const other = await newSource(sandbox);
-    for (const period of ['2025-03', '2025-01']) await call(sandbox, 'POST', '/api/v1/batches', { body: createBody(sourceId, { period }) });
+    for (const period of ['2025-03', '2025-01'])
+      await call(sandbox, 'POST', '/api/v1/batches', { body: createBody(sourceId, { period }) });
     await call(sandbox, 'POST', '/api/v1/batches', { body: createBody(other) });
     const listed = await call(sandbox, 'GET', `/api/v1/batches?source_id=${sourceId}`);
     expect(listed.status).toBe(200);
     expect(listed.json.batches.map((batch: { period: string }) => batch.period)).toEqual(['2025-03', '2025-01']);
-    expect(Object.keys(listed.json.batches[0]).sort()).toEqual(['created_at', 'id', 'period', 'product', 'record_count', 'status']);
+    expect(Object.keys(listed.json.batches[0]).sort()).toEqual([
+      'created_at',
+      'id',
+      'period',
+      'product',
+      'record_count',
+      'status',
+    ]);
     expect(listed.json.batches[0].created_at).toBe('2025-06-15T12:00:00.000Z');
   });
 });
@@ -176,10 +206,15 @@ describe('routing and validation', () => {
 describe('delivery flow', () => {
   it('creates, uploads to the signed URL and completes, storing the bytes and what was sent', async () => {
     const sandbox = await sandboxWith();
-    const { id, upload } = await newBatch(sandbox, { 'x-service-client': 'bds-cli/0.1.0 host', 'idempotency-key': 'k1' });
+    const { id, upload } = await newBatch(sandbox, {
+      'x-service-client': 'bds-cli/0.1.0 host',
+      'idempotency-key': 'k1',
+    });
     expect(upload.method).toBe('PUT');
     expect(upload.headers).toEqual({ 'Content-Type': 'application/gzip', 'x-bds-batch-id': id });
-    expect(upload.url).toMatch(new RegExp(`^${sandbox.storageUrl}/objects/${id}\\?expires=\\d+&signature=[0-9a-f]{64}$`));
+    expect(upload.url).toMatch(
+      new RegExp(`^${sandbox.storageUrl}/objects/${id}\\?expires=\\d+&signature=[0-9a-f]{64}$`),
+    );
 
     const uploaded = await put(upload.url, FILE, upload.headers);
     expect(uploaded.status).toBe(200);
@@ -188,7 +223,12 @@ describe('delivery flow', () => {
     expect(sandbox.store.uploadedSha256(id)).toBe(sha256(FILE));
 
     const early = sandbox.store.batch(id)!;
-    expect(early).toMatchObject({ status: 'awaiting_upload', client: 'bds-cli/0.1.0 host', key_id: 'key_live_sandbox', idempotency_key: 'k1' });
+    expect(early).toMatchObject({
+      status: 'awaiting_upload',
+      client: 'bds-cli/0.1.0 host',
+      key_id: 'key_live_sandbox',
+      idempotency_key: 'k1',
+    });
     expect(early.upload).toEqual({ bytes: FILE.length, sha256: sha256(FILE) });
     expect(early.upload_headers).toMatchObject({ 'content-type': 'application/gzip', 'x-bds-batch-id': id });
     expect(early.upload_headers).not.toHaveProperty('authorization');
@@ -217,7 +257,8 @@ describe('delivery flow', () => {
   it('refuses complete without an upload, with a bad sha256, for an unknown batch, or with another checksum', async () => {
     const sandbox = await sandboxWith();
     const { id, upload } = await newBatch(sandbox);
-    const complete = (batchId: string, sum: unknown) => call(sandbox, 'POST', `/api/v1/batches/${batchId}/complete`, { body: { sha256: sum } });
+    const complete = (batchId: string, sum: unknown) =>
+      call(sandbox, 'POST', `/api/v1/batches/${batchId}/complete`, { body: { sha256: sum } });
     expect((await complete('bat_nope', sha256(FILE))).json.error.code).toBe('batch_not_found');
     expect((await complete(id, sha256(FILE).toUpperCase())).status).toBe(422);
     const missing = await complete(id, sha256(FILE));
@@ -256,13 +297,19 @@ describe('delivery flow', () => {
 });
 
 describe('storage host', () => {
-  function rawPut(url: string, headers: Record<string, string>, chunks: Buffer[]): Promise<{ status: number; body: string; contentType: string }> {
+  function rawPut(
+    url: string,
+    headers: Record<string, string>,
+    chunks: Buffer[],
+  ): Promise<{ status: number; body: string; contentType: string }> {
     return new Promise((resolve, reject) => {
       const request = http.request(url, { method: 'PUT', headers }, (response) => {
         let body = '';
         response.setEncoding('utf8');
         response.on('data', (chunk: string) => (body += chunk));
-        response.on('end', () => resolve({ status: response.statusCode!, body, contentType: response.headers['content-type'] ?? '' }));
+        response.on('end', () =>
+          resolve({ status: response.statusCode!, body, contentType: response.headers['content-type'] ?? '' }),
+        );
       });
       request.on('error', reject);
       for (const chunk of chunks) request.write(chunk);
@@ -276,7 +323,9 @@ describe('storage host', () => {
     const answer = await rawPut(upload.url, upload.headers, [FILE, FILE]);
     expect(answer.status).toBe(411);
     expect(answer.contentType).toBe('application/xml');
-    expect(answer.body).toMatch(/^<\?xml .*\?>\n<Error><Code>MissingContentLength<\/Code><Message>.+<\/Message><RequestId>req_[0-9a-f]+<\/RequestId><\/Error>$/);
+    expect(answer.body).toMatch(
+      /^<\?xml .*\?>\n<Error><Code>MissingContentLength<\/Code><Message>.+<\/Message><RequestId>req_[0-9a-f]+<\/RequestId><\/Error>$/,
+    );
     expect(sandbox.store.uploadPath(id)).toBeNull();
   });
 
@@ -286,7 +335,10 @@ describe('storage host', () => {
     const { id, upload } = await newBatch(sandbox);
     const code = async (response: Response) => /<Code>(\w+)<\/Code>/.exec(await response.text())?.[1];
 
-    const tampered = upload.url.replace(/signature=(.)/, (_all, first: string) => `signature=${first === '0' ? '1' : '0'}`);
+    const tampered = upload.url.replace(
+      /signature=(.)/,
+      (_all, first: string) => `signature=${first === '0' ? '1' : '0'}`,
+    );
     const badSignature = await put(tampered, FILE, upload.headers);
     expect(badSignature.status).toBe(403);
     expect(await code(badSignature)).toBe('SignatureDoesNotMatch');
@@ -328,10 +380,16 @@ describe('idempotency', () => {
     expect(second.json.upload.url).toMatch(/signature=/);
     expect(sandbox.store.batches()).toHaveLength(1);
 
-    const reused = await call(sandbox, 'POST', '/api/v1/batches', { body: createBody(sourceId, { record_count: 3 }), headers });
+    const reused = await call(sandbox, 'POST', '/api/v1/batches', {
+      body: createBody(sourceId, { record_count: 3 }),
+      headers,
+    });
     expect(reused.status).toBe(422);
     expect(reused.json.error.code).toBe('idempotency_key_reused');
-    const otherKey = await call(sandbox, 'POST', '/api/v1/batches', { body: createBody(sourceId), headers: { 'idempotency-key': 'new' } });
+    const otherKey = await call(sandbox, 'POST', '/api/v1/batches', {
+      body: createBody(sourceId),
+      headers: { 'idempotency-key': 'new' },
+    });
     expect(otherKey.json.batch.id).not.toBe(first.json.batch.id);
   });
 
@@ -461,7 +519,8 @@ describe('faults', () => {
 describe('control routes', () => {
   it('adds and clears faults, shows state and sets a status over HTTP, unrecorded', async () => {
     const sandbox = await sandboxWith();
-    const control = (method: string, urlPath: string, body?: unknown) => call(sandbox, method, urlPath, { key: null, body });
+    const control = (method: string, urlPath: string, body?: unknown) =>
+      call(sandbox, method, urlPath, { key: null, body });
     expect((await control('POST', '/_sandbox/faults', { route: 'nope' })).status).toBe(400);
     expect((await control('POST', '/_sandbox/faults', { route: 'me', status: 429, times: 3 })).status).toBe(201);
     expect(sandbox.faults.pending()).toEqual([{ route: 'me', status: 429, times: 3 }]);
@@ -498,7 +557,9 @@ describe('persistence', () => {
       expect(second.store.sources().map((source) => source.id)).toEqual([sourceId]);
       expect(second.store.uploadedBytes(id)).toEqual(FILE);
       expect((await put(upload.url, FILE, upload.headers)).status).toBe(200); // the old signed URL still holds
-      const completed = await call(second, 'POST', `/api/v1/batches/${id}/complete`, { body: { sha256: sha256(FILE) } });
+      const completed = await call(second, 'POST', `/api/v1/batches/${id}/complete`, {
+        body: { sha256: sha256(FILE) },
+      });
       expect(completed.json.batch.status).toBe('received');
     } finally {
       fs.rmSync(dataDir, { recursive: true, force: true });

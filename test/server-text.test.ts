@@ -16,7 +16,12 @@ describe('server text', () => {
   it('an error message with escape sequences and 20 KB of text is one clean, short line', async () => {
     const box = await sandbox();
     const message = `${ESCAPES}your key\r\nis not\tallowed here ${'x'.repeat(20_000)}`;
-    box.faults.add({ route: 'me', status: 422, body: JSON.stringify({ error: { code: 'nope', message } }), contentType: 'application/json' });
+    box.faults.add({
+      route: 'me',
+      status: 422,
+      body: JSON.stringify({ error: { code: 'nope', message } }),
+      contentType: 'application/json',
+    });
     const res = await run(['whoami', '--json'], { env: sandboxEnv(box) });
     expect(res.code).toBe(4);
     const line = errorLine(res.stderr);
@@ -40,7 +45,10 @@ describe('server text', () => {
   it("an organization's name and key id from /me are printed clean", async () => {
     const box = await sandbox();
     const name = `${ESCAPES}Acme\nData ${'y'.repeat(20_000)}`;
-    box.faults.add({ route: 'me', replaceJson: { organization: { name }, key: { id: `key_${ESCAPES}1`, mode: 'test' } } });
+    box.faults.add({
+      route: 'me',
+      replaceJson: { organization: { name }, key: { id: `key_${ESCAPES}1`, mode: 'test' } },
+    });
     const res = await run(['whoami'], { env: sandboxEnv(box) });
     expect(res.code).toBe(0);
     expect(res.stdout).toMatch(/^Organization: {2}Acme Data y+…$/m);
@@ -52,7 +60,10 @@ describe('server text', () => {
   it("a registered source's name from the API is printed clean", async () => {
     const box = await sandbox();
     newSource(box);
-    box.faults.add({ route: 'sources', replaceJson: { source: { id: 'src_0123456789abcdef', name: `${ESCAPES}Orders EU` } } });
+    box.faults.add({
+      route: 'sources',
+      replaceJson: { source: { id: 'src_0123456789abcdef', name: `${ESCAPES}Orders EU` } },
+    });
     const res = await run(['register-source', '--name', 'Orders EU'], { env: sandboxEnv(box) });
     expect(res.code).toBe(0);
     expect(res.stdout).toContain('Registered source src_0123456789abcdef (Orders EU).');

@@ -20,7 +20,11 @@ function writeConfig(file: string, content: unknown, mode = 0o600): string {
 
 /** The value of a `Name:   value` line of whoami's text output. */
 function field(res: RunResult, name: string): string | undefined {
-  return res.stdout.split('\n').find((line) => line.startsWith(`${name}:`))?.slice(name.length + 1).trim();
+  return res.stdout
+    .split('\n')
+    .find((line) => line.startsWith(`${name}:`))
+    ?.slice(name.length + 1)
+    .trim();
 }
 
 function expectUsageError(res: RunResult, ...parts: string[]): void {
@@ -84,7 +88,10 @@ describe('precedence', () => {
     const env = { BDS_BASE_URL: box.baseUrl };
 
     writeConfig(config, { apiKey: 'svc_live_from_config_file_0', apiKeyFile: 'secrets/bds.key' });
-    const fromEnv = await run(['whoami'], { home, env: { ...env, BDS_API_KEY: box.keys.test, BDS_API_KEY_FILE: keyFile } });
+    const fromEnv = await run(['whoami'], {
+      home,
+      env: { ...env, BDS_API_KEY: box.keys.test, BDS_API_KEY_FILE: keyFile },
+    });
     expect(field(fromEnv, 'Key from')).toBe('BDS_API_KEY');
 
     const fromKeyFile = await run(['whoami'], { home, env: { ...env, BDS_API_KEY_FILE: keyFile } });
@@ -102,7 +109,9 @@ describe('precedence', () => {
     const fromConfigKeyFile = await run(['whoami'], { home, env });
     expect(fromConfigKeyFile.code, fromConfigKeyFile.stderr).toBe(0);
     expect(field(fromConfigKeyFile, 'Key')).toBe('key_test_sandbox (test mode)');
-    expect(field(fromConfigKeyFile, 'Key from')).toBe(`key file ${configKeyFile} (apiKeyFile in config file ${config})`);
+    expect(field(fromConfigKeyFile, 'Key from')).toBe(
+      `key file ${configKeyFile} (apiKeyFile in config file ${config})`,
+    );
   });
 });
 
@@ -121,7 +130,9 @@ describe('BDS_API_KEY_FILE', () => {
     const missing = path.join(tempDir(), 'no-such-key');
     const res = await run(['whoami'], { env: { BDS_BASE_URL: box.baseUrl, BDS_API_KEY_FILE: missing } });
     expect(res.code, res.stderr).toBe(3);
-    expect(res.stderr).toMatch(new RegExp(`^bds: cannot read the key file ${missing} \\(BDS_API_KEY_FILE\\): no such file`, 'm'));
+    expect(res.stderr).toMatch(
+      new RegExp(`^bds: cannot read the key file ${missing} \\(BDS_API_KEY_FILE\\): no such file`, 'm'),
+    );
 
     const empty = writeConfig(path.join(tempDir(), 'key'), '\n');
     const blank = await run(['whoami'], { env: { BDS_BASE_URL: box.baseUrl, BDS_API_KEY_FILE: empty } });
@@ -135,7 +146,9 @@ describe('BDS_API_KEY_FILE', () => {
     const keyFile = writeConfig(path.join(tempDir(), 'key'), box.keys.live, 0o644);
     const res = await run(['whoami'], { env: { BDS_BASE_URL: box.baseUrl, BDS_API_KEY_FILE: keyFile } });
     expect(res.code, res.stderr).toBe(0);
-    expect(res.stderr).toContain(`warning: the key file ${keyFile} can be read by other users; fix with: chmod 600 ${keyFile}`);
+    expect(res.stderr).toContain(
+      `warning: the key file ${keyFile} can be read by other users; fix with: chmod 600 ${keyFile}`,
+    );
   });
 });
 
@@ -198,7 +211,10 @@ describe('naming the config file', () => {
     writeConfig(path.join(home, '.bdsrc.json'), { apiKey: 'svc_live_not_this_one_00000' });
     const named = writeConfig(path.join(tempDir(), 'bds.yaml'), `apiKey: ${box.keys.live}\nbaseUrl: ${box.baseUrl}\n`);
 
-    const flag = await run(['whoami', '--json', '--config', named], { home, env: { BDS_CONFIG: path.join(home, '.bdsrc.json') } });
+    const flag = await run(['whoami', '--json', '--config', named], {
+      home,
+      env: { BDS_CONFIG: path.join(home, '.bdsrc.json') },
+    });
     expect(flag.code, flag.stderr).toBe(0);
     expect(flag.json().keySource).toBe(`config file ${named}`);
 
@@ -225,14 +241,20 @@ describe('naming the config file', () => {
   it('that does not parse is a usage error naming it, without echoing its content', async () => {
     const secret = 'svc_live_leaked_secret_9f8e7d6c';
     const broken = [
-      ['broken.json', `{\n  "baseUrl": "https://bds.example.com",\n  "apiKey": "${secret}"\n  "sourceId": "src_1"\n}\n`],
+      [
+        'broken.json',
+        `{\n  "baseUrl": "https://bds.example.com",\n  "apiKey": "${secret}"\n  "sourceId": "src_1"\n}\n`,
+      ],
       ['broken.yaml', `baseUrl: https://bds.example.com\napiKey: "${secret}\nprofiles: [\n`],
       ['.bdsrc', `apiKey: ${secret}\n  - : [\n`],
     ];
     for (const [name, text] of broken) {
       const home = tempDir();
       const file = writeConfig(path.join(home, name!), text!);
-      for (const res of [await run(['whoami', '--config', file], { home }), await run(['whoami'], { home, env: { BDS_CONFIG: file } })]) {
+      for (const res of [
+        await run(['whoami', '--config', file], { home }),
+        await run(['whoami'], { home, env: { BDS_CONFIG: file } }),
+      ]) {
         expectUsageError(res, file, 'not valid JSON or YAML');
         expect(`${res.stdout}${res.stderr}`).not.toContain('leaked_secret');
       }
@@ -255,7 +277,10 @@ describe('naming the config file', () => {
     ];
     for (const [file, text] of broken) {
       writeConfig(file, text);
-      for (const args of [['whoami', '--json'], ['whoami', '--verbose']]) {
+      for (const args of [
+        ['whoami', '--json'],
+        ['whoami', '--verbose'],
+      ]) {
         const res = await run(args, { home });
         expectUsageError(res, `cannot read the config file ${file}: not valid JSON or YAML`);
         expect(`${res.stdout}${res.stderr}`).not.toContain('leaked_secret');
@@ -289,7 +314,10 @@ describe('$import in a config file', () => {
   it('is refused under package.json\'s "bds" key too, and a top-level $import there is not bds\'s business', async () => {
     const dir = tempDir();
     writeConfig(path.join(dir, 'key.yaml'), 'apiKey: svc_test_imported_key_000000\n', 0o644);
-    const pkg = writeConfig(path.join(dir, 'package.json'), { name: 'x', bds: { $import: 'key.yaml', sourceId: 'src_1' } });
+    const pkg = writeConfig(path.join(dir, 'package.json'), {
+      name: 'x',
+      bds: { $import: 'key.yaml', sourceId: 'src_1' },
+    });
     expectUsageError(await run(['whoami'], { cwd: dir, home: dir }), pkg, '$import');
     writeConfig(pkg, { name: 'x', $import: 'elsewhere.json', bds: { baseUrl: 'http://wrong.example.com' } });
     expectUsageError(await run(['whoami'], { cwd: dir, home: dir }), 'http://');
@@ -297,7 +325,8 @@ describe('$import in a config file', () => {
 });
 
 describe('a config file that runs code', () => {
-  const code = (marker: string) => `require('node:fs').writeFileSync(${JSON.stringify(marker)}, 'ran');\nmodule.exports = {};\n`;
+  const code = (marker: string) =>
+    `require('node:fs').writeFileSync(${JSON.stringify(marker)}, 'ran');\nmodule.exports = {};\n`;
 
   it('named with --config is refused', async () => {
     const dir = tempDir();
@@ -336,14 +365,18 @@ describe("other tools' files in the working folder", () => {
 
   it('a package.json that does not parse is exit 2 naming it; its key is never shown, --json and --verbose included', async () => {
     const dir = tempDir();
-    const file = writeConfig(path.join(dir, 'package.json'), `{\n  "name": "pipeline",\n  "bds": {\n    "apiKey": "${secret}",\n  },\n}\n`);
+    const file = writeConfig(
+      path.join(dir, 'package.json'),
+      `{\n  "name": "pipeline",\n  "bds": {\n    "apiKey": "${secret}",\n  },\n}\n`,
+    );
     for (const args of [['whoami'], ['whoami', '--json'], ['list', '--verbose']]) {
       const res = await spawnCli(args, { cwd: dir, env: { HOME: dir } });
       expect(res.code, res.stderr).toBe(2);
       expect(res.stderr).toMatch(new RegExp(`^bds: cannot read the config file ${file}: not valid JSON or YAML`, 'm'));
       expect(res.stderr).not.toContain('a bug in bds');
       expect(`${res.stdout}${res.stderr}`).not.toContain('leaked_secret');
-      if (args.includes('--json')) expect(JSON.parse(res.stdout).error).toMatchObject({ exit_code: 2, message: expect.stringContaining(file) });
+      if (args.includes('--json'))
+        expect(JSON.parse(res.stdout).error).toMatchObject({ exit_code: 2, message: expect.stringContaining(file) });
     }
   });
 
@@ -365,7 +398,10 @@ describe("other tools' files in the working folder", () => {
       path.join(dir, '.config', 'config.js'),
       `require('node:fs').writeFileSync(${JSON.stringify(marker)}, 'ran');\nthrow new Error('this file is for another tool');\n`,
     );
-    const res = await spawnCli(['whoami'], { cwd: dir, env: { HOME: dir, BDS_BASE_URL: box.baseUrl, BDS_API_KEY: box.keys.live } });
+    const res = await spawnCli(['whoami'], {
+      cwd: dir,
+      env: { HOME: dir, BDS_BASE_URL: box.baseUrl, BDS_API_KEY: box.keys.live },
+    });
     expect(res.code, res.stderr).toBe(0);
     expect(res.stdout).toContain('Sandbox Seller');
     expect(existsSync(marker)).toBe(false);
@@ -398,7 +434,9 @@ describe('XDG folders', () => {
     });
     expect(res.code, res.stderr).toBe(0);
     expect(readdirSync(cwd)).toEqual([]);
-    expect(readdirSync(path.join(home, '.local', 'state', 'bds', 'deliveries')).filter((f) => f.endsWith('.json'))).toHaveLength(1);
+    expect(
+      readdirSync(path.join(home, '.local', 'state', 'bds', 'deliveries')).filter((f) => f.endsWith('.json')),
+    ).toHaveLength(1);
   });
 
   it('a relative XDG_CONFIG_HOME is not searched; ~/.config/bds is', async () => {
@@ -407,7 +445,11 @@ describe('XDG folders', () => {
     const cwd = tempDir();
     writeConfig(path.join(cwd, 'conf', 'bds', 'config.json'), { apiKey: 'svc_live_from_the_working_folder_0' });
     const file = writeConfig(path.join(home, '.config', 'bds', 'config.json'), { apiKey: box.keys.live });
-    const res = await run(['whoami', '--json'], { home, cwd, env: { BDS_BASE_URL: box.baseUrl, XDG_CONFIG_HOME: 'conf' } });
+    const res = await run(['whoami', '--json'], {
+      home,
+      cwd,
+      env: { BDS_BASE_URL: box.baseUrl, XDG_CONFIG_HOME: 'conf' },
+    });
     expect(res.code, res.stderr).toBe(0);
     expect(res.json().keySource).toBe(`config file ${file}`);
   });
@@ -437,7 +479,11 @@ describe('profiles', () => {
     expect(field(res, 'Key')).toBe('key_test_sandbox (test mode)');
     expect(field(res, 'Key from')).toBe(`config file ${file} (profile: staging)`);
     // A profile's baseUrl replaces the top-level one, and a refusal names the profile.
-    expectUsageError(await run(['whoami', '--profile', 'broken'], { home }), `config file ${file} (profile: broken)`, 'http://');
+    expectUsageError(
+      await run(['whoami', '--profile', 'broken'], { home }),
+      `config file ${file} (profile: broken)`,
+      'http://',
+    );
   });
 
   it("a profile's apiKeyFile replaces the top level's apiKey: key and key file are one setting", async () => {
@@ -452,7 +498,9 @@ describe('profiles', () => {
     const res = await run(['whoami', '--profile', 'live'], { home });
     expect(res.code, res.stderr).toBe(0);
     expect(field(res, 'Key')).toBe('key_live_sandbox (live mode)');
-    expect(field(res, 'Key from')).toBe(`key file ${path.join(home, 'live.key')} (apiKeyFile in config file ${file} (profile: live))`);
+    expect(field(res, 'Key from')).toBe(
+      `key file ${path.join(home, 'live.key')} (apiKeyFile in config file ${file} (profile: live))`,
+    );
   });
 
   it('--profile and BDS_PROFILE choose one, the flag first', async () => {
@@ -472,7 +520,10 @@ describe('profiles', () => {
   it('an unknown one is a usage error listing the known ones', async () => {
     const box = await sandbox();
     const { home, file } = await withProfiles(box);
-    for (const res of [await run(['whoami', '--profile', 'prod'], { home }), await run(['whoami'], { home, env: { BDS_PROFILE: 'prod' } })]) {
+    for (const res of [
+      await run(['whoami', '--profile', 'prod'], { home }),
+      await run(['whoami'], { home, env: { BDS_PROFILE: 'prod' } }),
+    ]) {
       expectUsageError(res, 'no profile "prod"', file);
       expect(res.stderr).toContain('hint: its profiles: staging, production, broken');
     }
@@ -481,14 +532,20 @@ describe('profiles', () => {
 
   it('one named without any config file is a usage error', async () => {
     const box = await sandbox();
-    const res = await run(['whoami', '--profile', 'production'], { env: { BDS_BASE_URL: box.baseUrl, BDS_API_KEY: box.keys.live } });
+    const res = await run(['whoami', '--profile', 'production'], {
+      env: { BDS_BASE_URL: box.baseUrl, BDS_API_KEY: box.keys.live },
+    });
     expectUsageError(res, 'no profile "production"', 'no config file');
   });
 
   it('none in use: no Profile line, profile null', async () => {
     const box = await sandbox();
     const home = tempDir();
-    const file = writeConfig(path.join(home, '.bdsrc.json'), { baseUrl: box.baseUrl, apiKey: box.keys.live, profiles: { x: {} } });
+    const file = writeConfig(path.join(home, '.bdsrc.json'), {
+      baseUrl: box.baseUrl,
+      apiKey: box.keys.live,
+      profiles: { x: {} },
+    });
     const text = await run(['whoami'], { home });
     expect(field(text, 'Profile')).toBeUndefined();
     expect(field(text, 'Key from')).toBe(`config file ${file}`);
@@ -503,7 +560,9 @@ describe('a config file holding a key', () => {
     const file = writeConfig(path.join(home, '.bdsrc.json'), { baseUrl: box.baseUrl, apiKey: box.keys.live }, 0o644);
     const res = await run(['whoami'], { home });
     expect(res.code, res.stderr).toBe(0);
-    expect(res.stderr).toContain(`warning: the config file ${file} holds an API key and other users can read it; fix with: chmod 600 ${file}`);
+    expect(res.stderr).toContain(
+      `warning: the config file ${file} holds an API key and other users can read it; fix with: chmod 600 ${file}`,
+    );
 
     // A key in a profile counts too.
     writeConfig(file, { baseUrl: box.baseUrl, profile: 'p', profiles: { p: { apiKey: box.keys.live } } }, 0o640);
@@ -530,7 +589,9 @@ describe('the base URL', () => {
     const box = await sandbox();
     const other = await sandbox();
     const otherHost = new URL(other.baseUrl).host.replace('127.0.0.1', 'localhost');
-    const res = await run(['whoami', '--base-url', `${box.baseUrl}//${otherHost}/`], { env: { BDS_API_KEY: box.keys.test } });
+    const res = await run(['whoami', '--base-url', `${box.baseUrl}//${otherHost}/`], {
+      env: { BDS_API_KEY: box.keys.test },
+    });
     expect(other.requests).toHaveLength(0);
     expect(box.requests[0]!.path).toBe(`/${otherHost}/api/v1/me`);
     expect(res.code).toBe(4);

@@ -41,7 +41,11 @@ describe('the CLI prints what the library returns', () => {
   it("bds deliver --json has every field of deliver()'s result, resumed included, and a dry run's `would`", async () => {
     const box = await sandbox();
     const { dir } = makeFolder({ records: 5 });
-    const env = (home: string) => ({ HOME: home, XDG_STATE_HOME: path.join(home, '.local', 'state'), ...sandboxEnv(box, { BDS_SOURCE_ID: newSource(box) }) });
+    const env = (home: string) => ({
+      HOME: home,
+      XDG_STATE_HOME: path.join(home, '.local', 'state'),
+      ...sandboxEnv(box, { BDS_SOURCE_ID: newSource(box) }),
+    });
     const libraryHome = tempDir();
     const fromLibrary = await deliver({ dir, period: '2024-05', env: env(libraryHome), cwd: libraryHome });
     const dryFromLibrary = await deliver({ dir, period: '2024-05', env: env(tempDir()), dryRun: true });
@@ -61,7 +65,11 @@ describe('the CLI prints what the library returns', () => {
   it('bds whoami, list and deliver a b --json are whoami(), listBatches() and deliverMany({dirs})', async () => {
     const box = await sandbox();
     const home = tempDir();
-    const env = { HOME: home, XDG_STATE_HOME: path.join(home, '.local', 'state'), ...sandboxEnv(box, { BDS_SOURCE_ID: newSource(box) }) };
+    const env = {
+      HOME: home,
+      XDG_STATE_HOME: path.join(home, '.local', 'state'),
+      ...sandboxEnv(box, { BDS_SOURCE_ID: newSource(box) }),
+    };
     const cli = async (argv: string[]) => {
       const res = await run([...argv, '--json'], { env, home });
       expect(res.code, res.stderr).toBe(0);
@@ -83,10 +91,13 @@ describe('the CLI prints what the library returns', () => {
 describe('importing the package', () => {
   it("in a worker thread of the caller's starts nothing: the thread exits by itself", async () => {
     const entry = path.join(ROOT, 'dist', 'index.js');
-    const worker = new Worker(`import(${JSON.stringify(entry)}).then((bds) => { if (typeof bds.deliver !== 'function') throw new Error('no deliver'); });`, {
-      eval: true,
-      workerData: { source: 'throw new Error("evaluated")' },
-    });
+    const worker = new Worker(
+      `import(${JSON.stringify(entry)}).then((bds) => { if (typeof bds.deliver !== 'function') throw new Error('no deliver'); });`,
+      {
+        eval: true,
+        workerData: { source: 'throw new Error("evaluated")' },
+      },
+    );
     const exitCode = await new Promise<number>((resolve, reject) => {
       const timer = setTimeout(() => {
         void worker.terminate();

@@ -56,7 +56,10 @@ class Soak {
     // Kills first, while months are left to interrupt (an abort comes after a few requests, so each run gets a
     // few months further), a kill -9 before anything else; then runs that go on to the end, through faults,
     // until one succeeds.
-    const plan: Array<'abort' | 'SIGKILL' | 'SIGTERM'> = ['SIGKILL', ...this.shuffled(['abort', 'abort', 'abort', 'abort', 'SIGKILL', 'SIGTERM'] as const)];
+    const plan: Array<'abort' | 'SIGKILL' | 'SIGTERM'> = [
+      'SIGKILL',
+      ...this.shuffled(['abort', 'abort', 'abort', 'abort', 'SIGKILL', 'SIGTERM'] as const),
+    ];
     let killTries = 0;
     for (const step of plan) {
       if (step === 'abort') {
@@ -78,7 +81,9 @@ class Soak {
 
   /** A month's folder, named for it, with data of its own. */
   private month(root: string, period: string, plain: boolean): Month {
-    const lines = Array.from({ length: 1 + this.int(40) }, (_, i) => JSON.stringify({ _object: 'orders', order_id: `${period}-${i}`, amount: this.int(1000) }));
+    const lines = Array.from({ length: 1 + this.int(40) }, (_, i) =>
+      JSON.stringify({ _object: 'orders', order_id: `${period}-${i}`, amount: this.int(1000) }),
+    );
     const folder = makeFolder({ lines, plain });
     const dir = path.join(root, `records-${period}`);
     renameSync(folder.dir, dir);
@@ -92,7 +97,16 @@ class Soak {
     const jobs = 1 + this.int(3);
     const verbose = this.random() < 0.3;
     const reason = this.pick(['SIGINT', 'SIGTERM', 'SIGHUP'] as const);
-    const args = ['deliver', ...this.dirs, '--source', this.source, '--jobs', String(jobs), '--json', ...(verbose ? ['--verbose'] : [])];
+    const args = [
+      'deliver',
+      ...this.dirs,
+      '--source',
+      this.source,
+      '--jobs',
+      String(jobs),
+      '--json',
+      ...(verbose ? ['--verbose'] : []),
+    ];
     const controller = new AbortController();
     const from = this.box.requests.length;
     let ended = false;
@@ -105,7 +119,11 @@ class Soak {
     }).finally(() => (ended = true));
     let aborted = false;
     if (abortAfter !== undefined) {
-      await until(() => ended || this.box.requests.length - from >= abortAfter, 'the run to end or make its requests', RUN_TIMEOUT_MS);
+      await until(
+        () => ended || this.box.requests.length - from >= abortAfter,
+        'the run to end or make its requests',
+        RUN_TIMEOUT_MS,
+      );
       if (!ended) {
         controller.abort(new InterruptedError(reason));
         aborted = true;
@@ -123,7 +141,9 @@ class Soak {
     expect([0, 5, expected], res.stderr.slice(-2_000)).toContain(res.code);
     if (res.code === 0) {
       const { deliveries } = res.json();
-      expect(deliveries.map((d: { period: string; error: unknown }) => [d.period, d.error])).toEqual(MONTHS.map((period) => [period, null]));
+      expect(deliveries.map((d: { period: string; error: unknown }) => [d.period, d.error])).toEqual(
+        MONTHS.map((period) => [period, null]),
+      );
     }
     return res.code;
   }
@@ -143,8 +163,13 @@ class Soak {
       env: { HOME: this.home, XDG_STATE_HOME: path.join(this.home, '.local', 'state'), ...this.env() },
       onSpawn: (spawned) => (child = spawned),
     }).finally(() => (ended = true));
-    const hung = (): RecordedRequest | undefined => this.box.requests.slice(from).find((r) => r.route === route && r.status === 0);
-    await until(() => ended || hung() !== undefined, 'the spawned bds to reach its hung request or end', RUN_TIMEOUT_MS);
+    const hung = (): RecordedRequest | undefined =>
+      this.box.requests.slice(from).find((r) => r.route === route && r.status === 0);
+    await until(
+      () => ended || hung() !== undefined,
+      'the spawned bds to reach its hung request or end',
+      RUN_TIMEOUT_MS,
+    );
     let sent: NodeJS.Signals | undefined;
     if (!ended) {
       sent = signal === 'SIGKILL' && this.plainUpload(hung()!) ? 'SIGTERM' : signal;
@@ -154,7 +179,9 @@ class Soak {
     this.endedPids.add(child!.pid!);
     this.box.faults.clear();
     this.outputs.push(res.stdout, res.stderr);
-    this.log.push(`spawned, its ${route} hanging, ${sent ? `sent ${sent}` : 'ended by itself'}: exit ${res.code ?? res.signal}`);
+    this.log.push(
+      `spawned, its ${route} hanging, ${sent ? `sent ${sent}` : 'ended by itself'}: exit ${res.code ?? res.signal}`,
+    );
     if (sent === 'SIGKILL') expect(res.signal).toBe('SIGKILL');
     else expect(res.code, res.stderr.slice(-2_000)).toBe(sent === 'SIGTERM' ? 143 : 0);
     return sent;
@@ -201,8 +228,13 @@ class Soak {
   private expectDelivered(): void {
     const batches = this.box.store.batches();
     for (const month of this.months) {
-      const received = batches.filter((b) => b.source_id === this.source && b.period === month.period && b.status === 'received');
-      expect(received.map((b) => b.id), `${month.period}: one received batch`).toHaveLength(1);
+      const received = batches.filter(
+        (b) => b.source_id === this.source && b.period === month.period && b.status === 'received',
+      );
+      expect(
+        received.map((b) => b.id),
+        `${month.period}: one received batch`,
+      ).toHaveLength(1);
       const bytes = this.box.store.uploadedBytes(received[0]!.id)!;
       expect(createHash('sha256').update(bytes).digest('hex'), `${month.period}: its file's bytes`).toBe(month.sha256);
     }
@@ -210,9 +242,18 @@ class Soak {
     expect(batches.filter((b) => b.status !== 'received' && b.status !== 'awaiting_upload')).toEqual([]);
 
     const state = path.join(this.home, '.local', 'state', 'bds', 'deliveries');
-    expect(readdirSync(state).filter((name) => !name.endsWith('.json')), 'locks and temp files in the state folder').toEqual([]);
-    expect(readdirSync(this.tmp).filter((name) => name.startsWith('bds-')), 'temp files in TMPDIR').toEqual([]);
-    expect(filesUnder(path.join(this.home, '.cache')).filter((file) => file.endsWith('.tmp')), 'temp files in the cache').toEqual([]);
+    expect(
+      readdirSync(state).filter((name) => !name.endsWith('.json')),
+      'locks and temp files in the state folder',
+    ).toEqual([]);
+    expect(
+      readdirSync(this.tmp).filter((name) => name.startsWith('bds-')),
+      'temp files in TMPDIR',
+    ).toEqual([]);
+    expect(
+      filesUnder(path.join(this.home, '.cache')).filter((file) => file.endsWith('.tmp')),
+      'temp files in the cache',
+    ).toEqual([]);
 
     const key = this.box.keys.live;
     const secret = key.slice('svc_live_'.length);
@@ -270,7 +311,8 @@ describe('soak', () => {
           if (process.env.BDS_SOAK_LOG) console.log(`soak seed ${seed}:\n${soak.log.join('\n')}`);
         } catch (error) {
           const replay = `BDS_SOAK_SEED=${seed} npx vitest run test/soak.test.ts`;
-          if (error instanceof Error) error.message = `soak seed ${seed} (replay: ${replay}): ${error.message}\n${soak.log.join('\n')}`;
+          if (error instanceof Error)
+            error.message = `soak seed ${seed} (replay: ${replay}): ${error.message}\n${soak.log.join('\n')}`;
           throw error;
         }
       }

@@ -22,7 +22,9 @@ describe('bin/bds.js', () => {
   it('--version --verbose names the install kind: a clone here, or the standalone binary under BDS_TEST_BIN', async () => {
     const res = await spawnCli(['--version', '--verbose']);
     expect(res.code).toBe(0);
-    expect(res.stdout).toMatch(new RegExp(`^bds: +${packageVersion().replaceAll('.', '\\.')}\nnode: +\\d+\\.\\d+\\.\\d+\\n`));
+    expect(res.stdout).toMatch(
+      new RegExp(`^bds: +${packageVersion().replaceAll('.', '\\.')}\nnode: +\\d+\\.\\d+\\.\\d+\\n`),
+    );
     expect(res.stdout).toContain(`platform: ${process.platform}-${process.arch}\n`);
     expect(res.stdout).toMatch(new RegExp(`^install: +${process.env.BDS_TEST_BIN ? 'binary' : 'clone'}$`, 'm'));
   });
@@ -49,7 +51,9 @@ describe('bin/bds.js', () => {
     const box = await sandbox();
     const source = newSource(box);
     const folder = makeFolder({ lines: ['{"a":1}', '[1,2]'] });
-    const bad = await spawnCli(['deliver', folder.dir, '--period', '2024-05', '--source', source], { env: sandboxEnv(box) });
+    const bad = await spawnCli(['deliver', folder.dir, '--period', '2024-05', '--source', source], {
+      env: sandboxEnv(box),
+    });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/^bds: .*line 2 is not a JSON object$/m);
     const noKey = await spawnCli(['whoami'], { env: { BDS_BASE_URL: box.baseUrl } });
@@ -111,23 +115,29 @@ describe('bin/bds.js', () => {
       ...{ source_id: source, product: 'records', period: '2024-05', record_count: 1, schema: {} },
       ...{ report: { tool: 't', files: [], totals: {} }, client: null, key_id: 'k', idempotency_key: null },
     });
-    const res = await spawnCli(['list', '--source', source], { env: sandboxEnv(box), onSpawn: (child) => child.stdout!.destroy() });
+    const res = await spawnCli(['list', '--source', source], {
+      env: sandboxEnv(box),
+      onSpawn: (child) => child.stdout!.destroy(),
+    });
     expect(res.stderr).toBe('');
     expect(res.code).toBe(0);
   });
 
-  it.skipIf(!existsSync('/dev/full'))('a result that cannot be written (stdout on a full disk) is exit 2 with a message', async () => {
-    const box = await sandbox();
-    const source = newSource(box);
-    const full = openSync('/dev/full', 'w');
-    try {
-      const res = await spawnCli(['list', '--source', source, '--json'], { env: sandboxEnv(box), stdoutFd: full });
-      expect(res.code).toBe(2);
-      expect(res.stderr).toBe('bds: cannot write the result to stdout: ENOSPC: no space left on device, write\n');
-    } finally {
-      closeSync(full);
-    }
-  });
+  it.skipIf(!existsSync('/dev/full'))(
+    'a result that cannot be written (stdout on a full disk) is exit 2 with a message',
+    async () => {
+      const box = await sandbox();
+      const source = newSource(box);
+      const full = openSync('/dev/full', 'w');
+      try {
+        const res = await spawnCli(['list', '--source', source, '--json'], { env: sandboxEnv(box), stdoutFd: full });
+        expect(res.code).toBe(2);
+        expect(res.stderr).toBe('bds: cannot write the result to stdout: ENOSPC: no space left on device, write\n');
+      } finally {
+        closeSync(full);
+      }
+    },
+  );
 
   it('a working folder deleted under the shell is one line and exit 2, and --version still works', async () => {
     const box = await sandbox();

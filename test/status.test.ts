@@ -9,7 +9,20 @@ import type { BatchStatus, Product } from '../src/core/api/types.js';
 import { InterruptedError } from '../src/core/errors.js';
 import { deliver, status, waitForReview, EXIT_CODES } from '../src/index.js';
 import type { Sandbox, SandboxOptions } from '../src/sandbox/emulator.js';
-import { count, fakeClock, makeFolder, newSource, REPORT, run, sandbox, sandboxEnv, spawnCli, tempDir, until, type RunOptions } from './helpers.js';
+import {
+  count,
+  fakeClock,
+  makeFolder,
+  newSource,
+  REPORT,
+  run,
+  sandbox,
+  sandboxEnv,
+  spawnCli,
+  tempDir,
+  until,
+  type RunOptions,
+} from './helpers.js';
 
 /** "This month" is 2024-08: the last complete month is 2024-07. */
 const START = '2024-08-10T12:00:00Z';
@@ -23,12 +36,26 @@ async function setup(options: SandboxOptions = {}) {
   const sleeps: number[] = [];
   /** The CLI on the fake clock, its settings pointed at the sandbox and the source. */
   const bds = (argv: string[], extra: RunOptions = {}) =>
-    run(argv, { env: sandboxEnv(box, { BDS_SOURCE_ID: source }), now: clock.now, sleep: clock.sleep, sleeps, ...extra });
+    run(argv, {
+      env: sandboxEnv(box, { BDS_SOURCE_ID: source }),
+      now: clock.now,
+      sleep: clock.sleep,
+      sleeps,
+      ...extra,
+    });
   return { clock, box, source, sleeps, bds };
 }
 
 /** A batch as the service lists it, made a minute after the one before (so "newest" is never a tie). */
-function seed(box: Sandbox, clock: Clock, source: string, period: string, product: Product, state: BatchStatus, records = 10): string {
+function seed(
+  box: Sandbox,
+  clock: Clock,
+  source: string,
+  period: string,
+  product: Product,
+  state: BatchStatus,
+  records = 10,
+): string {
   clock.advance(60_000);
   const batch = box.store.createBatch({
     source_id: source,
@@ -72,7 +99,9 @@ describe('bds status: the ledger', () => {
       ['2024-07', 'records', 'unfinished', ids.unfinished, '140', day(ids.unfinished)].join('\t'),
     ]);
     // In a pipe the counts and what to do go to stderr, timestamped like every line there.
-    expect(piped.stderr).toContain('2024-08-10T12:05:00Z 1 accepted, 1 in_review, 1 received, 1 rejected, 1 unfinished, 1 missing\n');
+    expect(piped.stderr).toContain(
+      '2024-08-10T12:05:00Z 1 accepted, 1 in_review, 1 received, 1 rejected, 1 unfinished, 1 missing\n',
+    );
     expect(count(box, 'list')).toBe(1);
 
     const json = (await bds(['status', '--json'])).json();
@@ -81,12 +110,54 @@ describe('bds status: the ledger', () => {
       since: '2024-02',
       until: '2024-07',
       months: [
-        { period: '2024-02', product: 'records', state: 'accepted', batch_id: ids.accepted, record_count: 100, created_at: box.store.batch(ids.accepted)!.created_at },
-        { period: '2024-03', product: 'records', state: 'rejected', batch_id: ids.rejected, record_count: 90, created_at: box.store.batch(ids.rejected)!.created_at },
-        { period: '2024-04', product: 'records', state: 'missing', batch_id: null, record_count: null, created_at: null },
-        { period: '2024-05', product: 'records', state: 'received', batch_id: ids.received, record_count: 120, created_at: box.store.batch(ids.received)!.created_at },
-        { period: '2024-06', product: 'records', state: 'in_review', batch_id: ids.inReview, record_count: 130, created_at: box.store.batch(ids.inReview)!.created_at },
-        { period: '2024-07', product: 'records', state: 'unfinished', batch_id: ids.unfinished, record_count: 140, created_at: box.store.batch(ids.unfinished)!.created_at },
+        {
+          period: '2024-02',
+          product: 'records',
+          state: 'accepted',
+          batch_id: ids.accepted,
+          record_count: 100,
+          created_at: box.store.batch(ids.accepted)!.created_at,
+        },
+        {
+          period: '2024-03',
+          product: 'records',
+          state: 'rejected',
+          batch_id: ids.rejected,
+          record_count: 90,
+          created_at: box.store.batch(ids.rejected)!.created_at,
+        },
+        {
+          period: '2024-04',
+          product: 'records',
+          state: 'missing',
+          batch_id: null,
+          record_count: null,
+          created_at: null,
+        },
+        {
+          period: '2024-05',
+          product: 'records',
+          state: 'received',
+          batch_id: ids.received,
+          record_count: 120,
+          created_at: box.store.batch(ids.received)!.created_at,
+        },
+        {
+          period: '2024-06',
+          product: 'records',
+          state: 'in_review',
+          batch_id: ids.inReview,
+          record_count: 130,
+          created_at: box.store.batch(ids.inReview)!.created_at,
+        },
+        {
+          period: '2024-07',
+          product: 'records',
+          state: 'unfinished',
+          batch_id: ids.unfinished,
+          record_count: 140,
+          created_at: box.store.batch(ids.unfinished)!.created_at,
+        },
       ],
       counts: { accepted: 1, in_review: 1, received: 1, rejected: 1, unfinished: 1, missing: 1, open: 0 },
       exit_code: 0,
@@ -125,7 +196,9 @@ describe('bds status: the ledger', () => {
     const [first] = box.store.batches();
     box.review(first!.id, 'rejected');
     const rejected = (await bds(['status', '--json'], { home })).json();
-    expect(rejected.months).toEqual([expect.objectContaining({ period: '2024-07', state: 'rejected', batch_id: first!.id })]);
+    expect(rejected.months).toEqual([
+      expect.objectContaining({ period: '2024-07', state: 'rejected', batch_id: first!.id }),
+    ]);
 
     // A rejected batch does not block a new delivery, even of the same file (a day later).
     clock.advance(86_400_000);
@@ -133,7 +206,16 @@ describe('bds status: the ledger', () => {
     const second = box.store.batches()[1]!;
     expect(second.id).not.toBe(first!.id);
     const again = await bds(['status', '--json'], { home });
-    expect(again.json().months).toEqual([{ period: '2024-07', product: 'records', state: 'received', batch_id: second.id, record_count: 7, created_at: second.created_at }]);
+    expect(again.json().months).toEqual([
+      {
+        period: '2024-07',
+        product: 'records',
+        state: 'received',
+        batch_id: second.id,
+        record_count: 7,
+        created_at: second.created_at,
+      },
+    ]);
   });
 
   it('products: those the source has batches for, one with --product; --period is one month', async () => {
@@ -148,7 +230,11 @@ describe('bds status: the ledger', () => {
       '2024-07 episodes received',
     ]);
     const one = (await bds(['status', '--json', '--product', 'episodes', '--period', '2024-07'])).json();
-    expect(one).toMatchObject({ since: '2024-07', until: '2024-07', months: [{ product: 'episodes', state: 'received', batch_id: episodes }] });
+    expect(one).toMatchObject({
+      since: '2024-07',
+      until: '2024-07',
+      months: [{ product: 'episodes', state: 'received', batch_id: episodes }],
+    });
   });
 
   it('a source without a batch needs --since (exit 2 naming it); with it, its months are missing (records)', async () => {
@@ -158,7 +244,10 @@ describe('bds status: the ledger', () => {
     expect(none.stderr).toContain(`bds: source ${source} has no batch yet, so its first month is not known`);
     expect(none.stderr).toContain('hint: name the first month it should have delivered with --since YYYY-MM');
     const since = await bds(['status', '--since', '2024-06', '--json']);
-    expect(since.json().months.map((m: any) => `${m.period} ${m.product} ${m.state}`)).toEqual(['2024-06 records missing', '2024-07 records missing']);
+    expect(since.json().months.map((m: any) => `${m.period} ${m.product} ${m.state}`)).toEqual([
+      '2024-06 records missing',
+      '2024-07 records missing',
+    ]);
     expect(count(box, 'list')).toBe(2);
   });
 
@@ -222,7 +311,15 @@ describe('bds status: the ledger', () => {
     expect(res.code).toBe(0);
     const { months, counts } = res.json();
     expect(months.map((m: any) => `${m.period} ${m.product} ${m.state} ${m.batch_id}`)).toEqual(expected);
-    expect(counts).toEqual({ accepted: 63, in_review: 0, received: 0, rejected: 63, unfinished: 63, missing: 63, open: 0 });
+    expect(counts).toEqual({
+      accepted: 63,
+      in_review: 0,
+      received: 0,
+      rejected: 63,
+      unfinished: 63,
+      missing: 63,
+      open: 0,
+    });
     expect(count(box, 'list')).toBe(1);
   });
 });
@@ -232,7 +329,12 @@ describe('bds status --fail-on', () => {
     const { box, clock, source, bds } = await setup();
     seedLedger(box, clock, source);
     const cases: Array<[string, string[], number, string?]> = [
-      ['missing,rejected', [], 7, 'bds: --fail-on missing,rejected: 2024-03 records is rejected, 2024-04 records is missing'],
+      [
+        'missing,rejected',
+        [],
+        7,
+        'bds: --fail-on missing,rejected: 2024-03 records is rejected, 2024-04 records is missing',
+      ],
       ['unfinished', [], 7, 'bds: --fail-on unfinished: 2024-07 records is unfinished'],
       ['pending', [], 7, 'bds: --fail-on pending: 2024-05 records is received, 2024-06 records is in_review'],
       ['missing,rejected,unfinished,pending', ['--period', '2024-02'], 0],
@@ -260,7 +362,9 @@ describe('bds status --wait', () => {
     expect(sleeps).toEqual([15_000, 15_000]);
     expect(count(box, 'list')).toBe(3);
     expect(res.stdout).toBe(['2024-07', 'records', 'accepted', id, '10', '2024-08-10'].join('\t') + '\n');
-    expect(res.stderr).toContain('2024-08-10T12:01:00Z waiting for the review of 2024-07 records (in_review); checking every 15 s to 60 s, at most until 2024-08-10T12:31:00Z\n');
+    expect(res.stderr).toContain(
+      '2024-08-10T12:01:00Z waiting for the review of 2024-07 records (in_review); checking every 15 s to 60 s, at most until 2024-08-10T12:31:00Z\n',
+    );
     expect(res.stderr).toContain(`2024-08-10T12:01:30Z 2024-07 records: in_review → accepted (${id})\n`);
   });
 
@@ -356,14 +460,26 @@ describe('bds status --wait', () => {
   it('a real SIGINT during the 15 s between polls ends bin/bds.js with 130 before the next poll', async () => {
     const box = await sandbox();
     const source = newSource(box);
-    const id = box.store.createBatch({ source_id: source, product: 'records', period: '2024-05', record_count: 1, schema: {}, report: REPORT, client: null, key_id: 'k', idempotency_key: null }).id;
+    const id = box.store.createBatch({
+      source_id: source,
+      product: 'records',
+      period: '2024-05',
+      record_count: 1,
+      schema: {},
+      report: REPORT,
+      client: null,
+      key_id: 'k',
+      idempotency_key: null,
+    }).id;
     box.store.setStatus(id, 'received');
     let stderr = '';
     const child = spawnCli(['status', '--wait', '--source', source], {
       env: sandboxEnv(box),
       onSpawn: (spawned) => {
         spawned.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-        void until(() => stderr.includes('waiting for the review'), 'the wait', 20_000).then(() => spawned.kill('SIGINT'));
+        void until(() => stderr.includes('waiting for the review'), 'the wait', 20_000).then(() =>
+          spawned.kill('SIGINT'),
+        );
       },
     });
     const done = await child;
@@ -374,7 +490,7 @@ describe('bds status --wait', () => {
 });
 
 describe('bds deliver --wait', () => {
-  it('delivers, then waits for the month\'s review: --json adds review, the status object of that month', async () => {
+  it("delivers, then waits for the month's review: --json adds review, the status object of that month", async () => {
     const { box, sleeps, bds } = await setup({ review: 'accept', reviewAfter: 20_000 });
     const folder = makeFolder({ records: 5 });
     const res = await bds(['deliver', folder.dir, '--period', '2024-07', '--wait', '--json']);
@@ -386,7 +502,16 @@ describe('bds deliver --wait', () => {
       source_id: json.source_id,
       since: '2024-07',
       until: '2024-07',
-      months: [{ period: '2024-07', product: 'records', state: 'accepted', batch_id: batch!.id, record_count: 5, created_at: batch!.created_at }],
+      months: [
+        {
+          period: '2024-07',
+          product: 'records',
+          state: 'accepted',
+          batch_id: batch!.id,
+          record_count: 5,
+          created_at: batch!.created_at,
+        },
+      ],
       counts: { accepted: 1, in_review: 0, received: 0, rejected: 0, unfinished: 0, missing: 0, open: 0 },
       exit_code: 0,
     });
@@ -397,11 +522,19 @@ describe('bds deliver --wait', () => {
 
   it('a rejection is exit 7 after the delivery, and the text shows the delivery, then the review', async () => {
     const { box, bds } = await setup({ review: 'reject', reviewAfter: 0 });
-    const res = await bds(['deliver', makeFolder().dir, '--period', '2024-07', '--wait', '--no-color'], { tty: true, stdoutTty: true, columns: 0 });
+    const res = await bds(['deliver', makeFolder().dir, '--period', '2024-07', '--wait', '--no-color'], {
+      tty: true,
+      stdoutTty: true,
+      columns: 0,
+    });
     expect(res.code).toBe(7);
     const [batch] = box.store.batches();
     expect(res.stdout).toMatch(new RegExp(`^Delivered ${batch!.id} \\(received\\)\\.`));
-    expect(res.stdout).toMatch(new RegExp(`\\n\\nPERIOD +PRODUCT +STATE +BATCH +RECORDS +DELIVERED\\n2024-07 +records +rejected +${batch!.id} +3 +2024-08-10\\n\\n1 rejected\\nTo do:\\n  deliver the rejected month again`));
+    expect(res.stdout).toMatch(
+      new RegExp(
+        `\\n\\nPERIOD +PRODUCT +STATE +BATCH +RECORDS +DELIVERED\\n2024-07 +records +rejected +${batch!.id} +3 +2024-08-10\\n\\n1 rejected\\nTo do:\\n  deliver the rejected month again`,
+      ),
+    );
     expect(res.stderr).toContain('bds: --fail-on rejected: 2024-07 records is rejected');
   });
 
@@ -431,7 +564,10 @@ describe('bds deliver --wait', () => {
     const json = res.json();
     expect(json.exit_code).toBe(0);
     expect(json.review).toMatchObject({ since: '2024-06', until: '2024-07', exit_code: 0, counts: { accepted: 2 } });
-    expect(json.review.months.map((m: any) => `${m.period} ${m.state}`)).toEqual(['2024-06 accepted', '2024-07 accepted']);
+    expect(json.review.months.map((m: any) => `${m.period} ${m.state}`)).toEqual([
+      '2024-06 accepted',
+      '2024-07 accepted',
+    ]);
     // The re-run checks of the two months, then one poll: the sandbox decided at once.
     expect(count(box, 'list')).toBe(3);
 
@@ -452,7 +588,11 @@ describe('the library', () => {
     const clock = fakeClock('2024-08-01T00:00:00Z');
     seedLedger(box, clock, source);
     const home = tempDir();
-    const env = { ...sandboxEnv(box, { BDS_SOURCE_ID: source }), HOME: home, XDG_CONFIG_HOME: path.join(home, 'config') };
+    const env = {
+      ...sandboxEnv(box, { BDS_SOURCE_ID: source }),
+      HOME: home,
+      XDG_CONFIG_HOME: path.join(home, 'config'),
+    };
     const range = ['--since', '2024-02', '--until', '2024-07'];
     const printed = await run(['status', ...range, '--fail-on', 'missing', '--json'], { env, home });
     expect(printed.code).toBe(7);
@@ -463,7 +603,14 @@ describe('the library', () => {
     // The sandbox's review decides at once: nothing is left to wait for, so the real clock never sleeps.
     const waited = await waitForReview({ since: '2024-02', until: '2024-07', env, cwd: home });
     expect(waited).toEqual((await run(['status', ...range, '--wait', '--json'], { env, home })).json());
-    expect(waited.months.map((m) => m.state)).toEqual(['accepted', 'rejected', 'missing', 'accepted', 'accepted', 'unfinished']);
+    expect(waited.months.map((m) => m.state)).toEqual([
+      'accepted',
+      'rejected',
+      'missing',
+      'accepted',
+      'accepted',
+      'unfinished',
+    ]);
     expect(waited.exit_code).toBe(7); // rejected, by default
   });
 
@@ -473,13 +620,32 @@ describe('the library', () => {
     const clock = fakeClock('2024-08-01T00:00:00Z');
     seed(box, clock, source, '2024-05', 'records', 'received');
     const home = tempDir();
-    const env = { ...sandboxEnv(box, { BDS_SOURCE_ID: source }), HOME: home, XDG_CONFIG_HOME: path.join(home, 'config'), XDG_STATE_HOME: path.join(home, 'state') };
+    const env = {
+      ...sandboxEnv(box, { BDS_SOURCE_ID: source }),
+      HOME: home,
+      XDG_CONFIG_HOME: path.join(home, 'config'),
+      XDG_STATE_HOME: path.join(home, 'state'),
+    };
     const timedOut = await waitForReview({ period: '2024-05', timeout: 0, env, cwd: home });
     expect(timedOut).toMatchObject({ months: [{ state: 'received' }], exit_code: 7 });
-    await expect(waitForReview({ period: '2024-05', failOn: 'late', env, cwd: home })).rejects.toMatchObject({ exitCode: 2 });
+    await expect(waitForReview({ period: '2024-05', failOn: 'late', env, cwd: home })).rejects.toMatchObject({
+      exitCode: 2,
+    });
 
     // Nothing decides the new batch: with a timeout of 0 the review is what stands right after the delivery.
-    const waited = await deliver({ dir: makeFolder({ records: 4 }).dir, period: '2024-04', wait: true, timeout: 0, env, cwd: home });
-    expect(waited.review).toMatchObject({ since: '2024-04', until: '2024-04', months: [{ period: '2024-04', state: 'received' }], exit_code: 7 });
+    const waited = await deliver({
+      dir: makeFolder({ records: 4 }).dir,
+      period: '2024-04',
+      wait: true,
+      timeout: 0,
+      env,
+      cwd: home,
+    });
+    expect(waited.review).toMatchObject({
+      since: '2024-04',
+      until: '2024-04',
+      months: [{ period: '2024-04', state: 'received' }],
+      exit_code: 7,
+    });
   });
 });

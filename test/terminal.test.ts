@@ -42,7 +42,13 @@ describe.skipIf(!hasScript)('on a real terminal', () => {
     expect(coloured).toContain('Delivered');
     expect(coloured).toMatch(SGR_COLOUR);
     expect(coloured).toMatch(SPINNER_FRAME);
-    const noColor = await onTerminal({ ...env, NO_COLOR: '1' }, ['deliver', folder.dir, '--period', '2024-05', '--force']);
+    const noColor = await onTerminal({ ...env, NO_COLOR: '1' }, [
+      'deliver',
+      folder.dir,
+      '--period',
+      '2024-05',
+      '--force',
+    ]);
     expect(noColor).toContain('Delivered');
     expect(noColor).not.toMatch(SGR_COLOUR);
     const flag = await onTerminal(env, ['deliver', folder.dir, '--period', '2024-05', '--force', '--no-color']);

@@ -23,17 +23,22 @@ describe('TLS', () => {
   it('https:// against an http:// server: exit 5 at once, one line and a hint', async () => {
     const box = await sandbox();
     const sleeps: number[] = [];
-    const res = await run(['whoami'], { env: sandboxEnv(box, { BDS_BASE_URL: box.baseUrl.replace('http://', 'https://') }), sleeps });
+    const res = await run(['whoami'], {
+      env: sandboxEnv(box, { BDS_BASE_URL: box.baseUrl.replace('http://', 'https://') }),
+      sleeps,
+    });
     expect(res.code).toBe(5);
     expect(bdsLines(res.stderr)).toEqual([
-      expect.stringMatching(/^bds: GET https:\/\/127\.0\.0\.1:\d+\/api\/v1\/me failed: the server did not answer in TLS \(ERR_SSL_WRONG_VERSION_NUMBER\)$/),
+      expect.stringMatching(
+        /^bds: GET https:\/\/127\.0\.0\.1:\d+\/api\/v1\/me failed: the server did not answer in TLS \(ERR_SSL_WRONG_VERSION_NUMBER\)$/,
+      ),
       'hint: is this an https:// URL for an http:// server? (the sandbox speaks http://)',
     ]);
     // Not retried: the next attempt would fail the same way.
     expect(sleeps).toEqual([]);
   });
 
-  it("a certificate that no trusted authority signed: exit 5, one line, and a hint at NODE_EXTRA_CA_CERTS", async () => {
+  it('a certificate that no trusted authority signed: exit 5, one line, and a hint at NODE_EXTRA_CA_CERTS', async () => {
     const tls = path.join(ROOT, 'test', 'fixtures', 'tls');
     const server = https.createServer(
       { key: readFileSync(path.join(tls, 'bds-test.key')), cert: readFileSync(path.join(tls, 'bds-test.crt')) },

@@ -10,7 +10,11 @@ import { run, tempDir } from './helpers.js';
 
 describe('bds --version --verbose', () => {
   it('prints the version, the Node.js, the platform and, from this checkout, "clone"', async () => {
-    for (const argv of [['--version', '--verbose'], ['--verbose', '--version'], ['-V', '-v']]) {
+    for (const argv of [
+      ['--version', '--verbose'],
+      ['--verbose', '--version'],
+      ['-V', '-v'],
+    ]) {
       const res = await run(argv);
       expect(res.code).toBe(0);
       expect(res.stderr).toBe('');
@@ -35,7 +39,7 @@ describe('the install kind of a package folder', () => {
     return dir;
   };
 
-  it('in a node_modules folder (npm install -g, or a project\'s dependency): tarball', () => {
+  it("in a node_modules folder (npm install -g, or a project's dependency): tarball", () => {
     expect(installKindOf(pkg('lib', 'node_modules', '@batch-delivery', 'bds'))).toBe('tarball');
     expect(installKindOf(pkg('node_modules', '@batch-delivery', 'bds'))).toBe('tarball');
   });

@@ -34,7 +34,10 @@ describe('bds whoami', () => {
 
   it('warns when the key prefix disagrees with the mode the API reports', async () => {
     const box = await sandbox();
-    box.faults.add({ route: 'me', replaceJson: { organization: { name: 'Sandbox Seller' }, key: { id: 'key_x', mode: 'test' } } });
+    box.faults.add({
+      route: 'me',
+      replaceJson: { organization: { name: 'Sandbox Seller' }, key: { id: 'key_x', mode: 'test' } },
+    });
     const res = await run(['whoami'], { env: { BDS_BASE_URL: box.baseUrl, BDS_API_KEY: box.keys.live } });
     expect(res.code, res.stderr).toBe(0);
     expect(res.stderr).toMatch(/warning: the key's prefix says live mode but the API reports test mode/);
@@ -66,7 +69,9 @@ describe('bds whoami', () => {
 
   it('exits 3 on a key the API does not know (401) or has revoked (403)', async () => {
     const box = await sandbox();
-    const unknown = await run(['whoami'], { env: { BDS_BASE_URL: box.baseUrl, BDS_API_KEY: 'svc_live_unknown_key_0000' } });
+    const unknown = await run(['whoami'], {
+      env: { BDS_BASE_URL: box.baseUrl, BDS_API_KEY: 'svc_live_unknown_key_0000' },
+    });
     expect(unknown.code, unknown.stderr).toBe(3);
     expect(unknown.stderr).toMatch(/^bds: .*401/m);
     const revoked = await run(['whoami'], { env: { BDS_BASE_URL: box.baseUrl, BDS_API_KEY: box.keys.revoked } });

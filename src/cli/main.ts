@@ -95,7 +95,13 @@ export async function main(argv: string[], runtime: CliRuntime): Promise<number>
       exitCode = error.exitCode === 0 ? EXIT_CODES.ok : EXIT_CODES.usage;
       // Scripts parsing stdout get one JSON document on a usage error too (commander printed the line).
       if (exitCode !== EXIT_CODES.ok && argv.includes('--json')) {
-        runtime.stdout.write(errorDocument(withoutKeys(withoutPrefix(error.message)), usageHint(withoutPrefix(error.message), program, argv), exitCode));
+        runtime.stdout.write(
+          errorDocument(
+            withoutKeys(withoutPrefix(error.message)),
+            usageHint(withoutPrefix(error.message), program, argv),
+            exitCode,
+          ),
+        );
       }
       return exitCode;
     }
@@ -109,7 +115,11 @@ export async function main(argv: string[], runtime: CliRuntime): Promise<number>
  * --version, so it is answered before commander parses.
  */
 function isVerboseVersion(argv: string[]): boolean {
-  return argv.length === 2 && argv.some((a) => a === '--version' || a === '-V') && argv.some((a) => a === '--verbose' || a === '-v');
+  return (
+    argv.length === 2 &&
+    argv.some((a) => a === '--version' || a === '-V') &&
+    argv.some((a) => a === '--verbose' || a === '-v')
+  );
 }
 
 /** What support asks first: the version, the Node.js, the platform and how bds was installed. */
@@ -136,7 +146,10 @@ function helpOfUnknownAsUnknown(argv: string[], program: Command): string[] {
 function usageHint(message: string, program: Command, argv: readonly string[]): string {
   const option = /^unknown option '([^'=]+)/.exec(message)?.[1];
   // Every command takes the common options (--json, --quiet, --base-url, ...); the first command has them all.
-  if (option === undefined || !program.commands[0]?.options.some((known) => known.long === option || known.short === option)) {
+  if (
+    option === undefined ||
+    !program.commands[0]?.options.some((known) => known.long === option || known.short === option)
+  ) {
     return 'see bds --help';
   }
   const at = argv.findIndex((arg) => program.commands.some((command) => command.name() === arg));
@@ -152,7 +165,12 @@ function withoutPrefix(message: string): string {
   return message.replace(/^error: /, '');
 }
 
-type Runner = (spec: CommandSpec, options: CommonOptions, args: Array<string | string[]>, command: Command) => Promise<void>;
+type Runner = (
+  spec: CommandSpec,
+  options: CommonOptions,
+  args: Array<string | string[]>,
+  command: Command,
+) => Promise<void>;
 
 /** `argv`: the user's arguments, for the hint of a usage error. */
 export function buildProgram(runtime: CliRuntime, runner: Runner, argv: readonly string[] = []): Command {
@@ -175,7 +193,11 @@ export function buildProgram(runtime: CliRuntime, runner: Runner, argv: readonly
     });
 
   for (const spec of COMMANDS) {
-    const command = program.command(spec.name).description(spec.description).helpOption('-h, --help', 'show help').exitOverride();
+    const command = program
+      .command(spec.name)
+      .description(spec.description)
+      .helpOption('-h, --help', 'show help')
+      .exitOverride();
     for (const { syntax, description, choices } of spec.arguments ?? []) {
       const argument = new Argument(syntax, description);
       // For completion only: a wrong word gets the command's own message, not commander's.

@@ -30,7 +30,7 @@ export function writeFileAtomic(file: string, content: string, options: AtomicWr
     const fd = openSync(temp, 'wx', options.mode ?? 0o600);
     try {
       const bytes = Buffer.from(content);
-      for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done);
+      for (let done = 0; done < bytes.length;) done += writeSync(fd, bytes, done);
       step('written');
       fsyncSync(fd);
       step('flushed');

@@ -6,7 +6,14 @@ import type { MeResponse } from './api/types.js';
 import { AuthError, UsageError } from './errors.js';
 import type { Operation } from './operation.js';
 import { loadConfigFile } from './settings/config-file.js';
-import { keyLines, requireApiKey, requireBaseUrl, resolveSettings, type Settings, type Sourced } from './settings/settings.js';
+import {
+  keyLines,
+  requireApiKey,
+  requireBaseUrl,
+  resolveSettings,
+  type Settings,
+  type Sourced,
+} from './settings/settings.js';
 import { linesToAdd, removeKey, storeKey, userConfigTarget, type KeyPlace } from './settings/user-config.js';
 
 /** Where a login would store the key, and the base URL the usual settings give (else the CLI asks for one). */
@@ -58,11 +65,15 @@ export async function login(op: Operation, options: LoginOptions): Promise<Login
   const lines = keyLines(options.keyText);
   if (lines.length !== 1) {
     throw new AuthError(
-      lines.length === 0 ? `no key in ${options.keyFrom}` : `${options.keyFrom} holds ${lines.length} lines besides comments; give the key alone`,
+      lines.length === 0
+        ? `no key in ${options.keyFrom}`
+        : `${options.keyFrom} holds ${lines.length} lines besides comments; give the key alone`,
       { hint: 'copy the key from the portal (Settings, API keys)' },
     );
   }
-  const baseUrlSetting = options.baseUrl?.trim() ? { value: options.baseUrl.trim(), from: options.keyFrom } : plan.baseUrl;
+  const baseUrlSetting = options.baseUrl?.trim()
+    ? { value: options.baseUrl.trim(), from: options.keyFrom }
+    : plan.baseUrl;
   // The key's form first, then the base URL, then the API: nothing is written until all three agree.
   const key = requireApiKey({ apiKey: { value: lines[0]!, from: options.keyFrom } });
   const baseUrl = requireBaseUrl({ baseUrl: baseUrlSetting });
@@ -74,7 +85,10 @@ export async function login(op: Operation, options: LoginOptions): Promise<Login
   } catch (error) {
     // The usual hint names the settings the key came from; this one was just typed or piped in.
     if (error instanceof AuthError) {
-      throw new AuthError(error.message, { hint: `the API refused this key: copy it again from the portal, and check that it is for ${baseUrl.origin}`, cause: error });
+      throw new AuthError(error.message, {
+        hint: `the API refused this key: copy it again from the portal, and check that it is for ${baseUrl.origin}`,
+        cause: error,
+      });
     }
     throw error;
   } finally {
@@ -83,7 +97,14 @@ export async function login(op: Operation, options: LoginOptions): Promise<Login
   const shownUrl = baseUrl.toString().replace(/\/$/, '');
   const place = { profile: plan.profile };
   const { madeDefault } = storeKey(plan.file, place, { apiKey: key.key, baseUrl: shownUrl });
-  return { ...me, baseUrl: shownUrl, configFile: plan.file, profile: plan.profile ?? null, madeDefault, overriddenBy: await overriding(op, plan.file, place) };
+  return {
+    ...me,
+    baseUrl: shownUrl,
+    configFile: plan.file,
+    profile: plan.profile ?? null,
+    madeDefault,
+    overriddenBy: await overriding(op, plan.file, place),
+  };
 }
 
 /**
@@ -159,7 +180,13 @@ async function settingsNow(op: Operation): Promise<Settings | undefined> {
 }
 
 async function holdsKey(op: Operation, file: string, place: KeyPlace): Promise<boolean> {
-  const { file: config } = await loadConfigFile({ explicit: file, cwd: op.runtime.cwd, home: op.runtime.homedir, env: op.runtime.env, uid: op.runtime.uid });
+  const { file: config } = await loadConfigFile({
+    explicit: file,
+    cwd: op.runtime.cwd,
+    home: op.runtime.homedir,
+    env: op.runtime.env,
+    uid: op.runtime.uid,
+  });
   const values = place.profile === undefined ? config?.values : config?.profiles[place.profile];
   return values?.apiKey !== undefined;
 }

@@ -9,7 +9,14 @@ import { HttpClient, type HttpTuning } from './api/http.js';
 import { canonicalApi } from './api/url-rules.js';
 import type { EventListener, Subject } from './delivery/events.js';
 import type { Runtime } from './runtime.js';
-import { requireApiKey, requireBaseUrl, resolveSettings, type ApiKey, type Settings, type SettingsFlags } from './settings/settings.js';
+import {
+  requireApiKey,
+  requireBaseUrl,
+  resolveSettings,
+  type ApiKey,
+  type Settings,
+  type SettingsFlags,
+} from './settings/settings.js';
 import { clientHeader } from './version.js';
 
 export interface ApiAccess {
@@ -118,7 +125,17 @@ export class Operation {
         signal: this.signal,
         log: this.log,
         onRetry: ({ request, attempt, maxAttempts, delayMs, reason }) =>
-          this.onEvent({ type: 'notice', code: 'retry', ...subject, method: request.method, url: request.url, attempt, maxAttempts, delayMs, reason }),
+          this.onEvent({
+            type: 'notice',
+            code: 'retry',
+            ...subject,
+            method: request.method,
+            url: request.url,
+            attempt,
+            maxAttempts,
+            delayMs,
+            reason,
+          }),
       }),
     );
   }

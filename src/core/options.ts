@@ -15,14 +15,21 @@ const EXPECTED: Record<OptionKind, string> = {
   object: 'an object',
   signal: 'an AbortSignal',
   folders: 'an array of folders (strings)',
-  product: PRODUCTS.map((product) => `"${product}"`).join(', ').replace(/, ([^,]*)$/, ' or $1'),
+  product: PRODUCTS.map((product) => `"${product}"`)
+    .join(', ')
+    .replace(/, ([^,]*)$/, ' or $1'),
 };
 
 /**
  * Checks `options` of the library function `call`: every option named in `kinds` is undefined or of its kind,
  * and those in `required` are given.
  */
-export function checkOptions(call: string, options: unknown, kinds: Record<string, OptionKind>, required: readonly string[] = []): void {
+export function checkOptions(
+  call: string,
+  options: unknown,
+  kinds: Record<string, OptionKind>,
+  required: readonly string[] = [],
+): void {
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw new UsageError(`${call}() takes an object of options, not ${describe(options)}`);
   }
@@ -32,7 +39,9 @@ export function checkOptions(call: string, options: unknown, kinds: Record<strin
     if (value === undefined) {
       if (required.includes(name)) throw new UsageError(`${call}() needs the option "${name}" (${EXPECTED[kind]})`);
     } else if (!isKind(value, kind)) {
-      throw new UsageError(`${call}(): "${name}" must be ${EXPECTED[kind]}, not ${kind === 'product' && typeof value === 'string' ? 'another string' : describe(value)}`);
+      throw new UsageError(
+        `${call}(): "${name}" must be ${EXPECTED[kind]}, not ${kind === 'product' && typeof value === 'string' ? 'another string' : describe(value)}`,
+      );
     }
   }
 }
@@ -45,7 +54,10 @@ function isKind(value: unknown, kind: OptionKind): boolean {
       return (PRODUCTS as readonly unknown[]).includes(value);
     case 'signal':
       // By its shape: a signal of another realm (a vm context, a polyfill) is one too.
-      return typeof (value as AbortSignal | null)?.aborted === 'boolean' && typeof (value as AbortSignal).addEventListener === 'function';
+      return (
+        typeof (value as AbortSignal | null)?.aborted === 'boolean' &&
+        typeof (value as AbortSignal).addEventListener === 'function'
+      );
     case 'object':
       return value !== null && typeof value === 'object' && !Array.isArray(value);
     default:

@@ -23,7 +23,12 @@ export async function whoami(op: Operation): Promise<WhoamiResult> {
     });
   }
   // URL.toString() adds a slash to a bare origin; show the base URL as users write it.
-  return { ...me, baseUrl: baseUrl.toString().replace(/\/$/, ''), keySource: key.from, profile: settings.profile?.value ?? null };
+  return {
+    ...me,
+    baseUrl: baseUrl.toString().replace(/\/$/, ''),
+    keySource: key.from,
+    profile: settings.profile?.value ?? null,
+  };
 }
 
 export interface ListOptions {

@@ -14,7 +14,8 @@ export function packageVersion(): string {
   version ??=
     typeof __BDS_VERSION__ === 'string'
       ? __BDS_VERSION__
-      : (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+      : (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string })
+          .version;
   return version;
 }
 

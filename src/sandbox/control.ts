@@ -13,7 +13,13 @@ const STATUS_PATH = /^\/_sandbox\/batches\/([^/]+)\/status$/;
 const REVIEW_PATH = /^\/_sandbox\/batches\/([^/]+)\/review$/;
 
 /** Answers the request if it is a control request; returns whether it was. */
-export function handleControl(store: SandboxStore, faults: FaultInjector, req: IncomingMessage, res: ServerResponse, url: URL): boolean {
+export function handleControl(
+  store: SandboxStore,
+  faults: FaultInjector,
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+): boolean {
   if (url.pathname !== CONTROL_PREFIX && !url.pathname.startsWith(`${CONTROL_PREFIX}/`)) return false;
   const chunks: Buffer[] = [];
   req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -34,7 +40,13 @@ export function handleControl(store: SandboxStore, faults: FaultInjector, req: I
   return true;
 }
 
-function controlReply(store: SandboxStore, faults: FaultInjector, method: string, pathname: string, text: string): Reply {
+function controlReply(
+  store: SandboxStore,
+  faults: FaultInjector,
+  method: string,
+  pathname: string,
+  text: string,
+): Reply {
   if (pathname === `${CONTROL_PREFIX}/faults`) {
     if (method === 'GET') return jsonReply(200, { faults: faults.pending() });
     if (method === 'DELETE') {
@@ -51,15 +63,19 @@ function controlReply(store: SandboxStore, faults: FaultInjector, method: string
       }
       return jsonReply(201, { faults: faults.pending() });
     }
-    return errorReply(405, 'method_not_allowed', `${method} is not allowed; use GET, POST or DELETE`, { allow: 'GET, POST, DELETE' });
+    return errorReply(405, 'method_not_allowed', `${method} is not allowed; use GET, POST or DELETE`, {
+      allow: 'GET, POST, DELETE',
+    });
   }
   if (pathname === `${CONTROL_PREFIX}/state`) {
-    if (method !== 'GET') return errorReply(405, 'method_not_allowed', `${method} is not allowed; use GET`, { allow: 'GET' });
+    if (method !== 'GET')
+      return errorReply(405, 'method_not_allowed', `${method} is not allowed; use GET`, { allow: 'GET' });
     return jsonReply(200, { sources: store.sources(), batches: store.batches() });
   }
   const statusMatch = STATUS_PATH.exec(pathname);
   if (statusMatch) {
-    if (method !== 'POST') return errorReply(405, 'method_not_allowed', `${method} is not allowed; use POST`, { allow: 'POST' });
+    if (method !== 'POST')
+      return errorReply(405, 'method_not_allowed', `${method} is not allowed; use POST`, { allow: 'POST' });
     const id = decodeURIComponent(statusMatch[1]!);
     const parsed = parseJson(text);
     if ('reply' in parsed) return parsed.reply;
@@ -73,7 +89,8 @@ function controlReply(store: SandboxStore, faults: FaultInjector, method: string
   }
   const reviewMatch = REVIEW_PATH.exec(pathname);
   if (reviewMatch) {
-    if (method !== 'POST') return errorReply(405, 'method_not_allowed', `${method} is not allowed; use POST`, { allow: 'POST' });
+    if (method !== 'POST')
+      return errorReply(405, 'method_not_allowed', `${method} is not allowed; use POST`, { allow: 'POST' });
     const id = decodeURIComponent(reviewMatch[1]!);
     const parsed = parseJson(text);
     if ('reply' in parsed) return parsed.reply;
@@ -89,7 +106,11 @@ function controlReply(store: SandboxStore, faults: FaultInjector, method: string
   return errorReply(404, 'not_found', `no control route ${pathname}`);
 }
 
-const REVIEW_ERROR_STATUS: Record<ReviewError['code'], number> = { invalid_request: 422, batch_not_found: 404, not_received: 409 };
+const REVIEW_ERROR_STATUS: Record<ReviewError['code'], number> = {
+  invalid_request: 422,
+  batch_not_found: 404,
+  not_received: 409,
+};
 
 function parseJson(text: string): { value: unknown } | { reply: Reply } {
   try {

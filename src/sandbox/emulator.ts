@@ -105,7 +105,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const skew = options.clockSkewMs;
   if (skew) {
     // First of the request listeners, so that the header is set before any route answers.
-    for (const server of servers) server.prependListener('request', (_req, res) => res.setHeader('date', new Date(now() + skew).toUTCString()));
+    for (const server of servers)
+      server.prependListener('request', (_req, res) => res.setHeader('date', new Date(now() + skew).toUTCString()));
   }
   try {
     listening.base = await listen(apiServer, host, options.port ?? 0);

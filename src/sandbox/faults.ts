@@ -53,10 +53,12 @@ export function validateFault(value: unknown): Fault {
     }
   }
   for (const name of STRING_FIELDS) {
-    if (fault[name] !== undefined && typeof fault[name] !== 'string') throw new TypeError(`fault.${name} must be a string`);
+    if (fault[name] !== undefined && typeof fault[name] !== 'string')
+      throw new TypeError(`fault.${name} must be a string`);
   }
   for (const name of BOOLEAN_FIELDS) {
-    if (fault[name] !== undefined && typeof fault[name] !== 'boolean') throw new TypeError(`fault.${name} must be a boolean`);
+    if (fault[name] !== undefined && typeof fault[name] !== 'boolean')
+      throw new TypeError(`fault.${name} must be a boolean`);
   }
   if (fault.times === 0) throw new TypeError('fault.times must be at least 1');
   if (fault.status !== undefined && ((fault.status as number) < 100 || (fault.status as number) > 599)) {

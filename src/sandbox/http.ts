@@ -161,10 +161,19 @@ function faultReply(fault: Fault): Reply | undefined {
   if (fault.status === undefined) return undefined;
   const headers: Record<string, string> = fault.retryAfter === undefined ? {} : { 'retry-after': fault.retryAfter };
   if (fault.body !== undefined) {
-    return { status: fault.status, headers: { 'content-type': fault.contentType ?? 'text/html', ...headers }, body: Buffer.from(fault.body) };
+    return {
+      status: fault.status,
+      headers: { 'content-type': fault.contentType ?? 'text/html', ...headers },
+      body: Buffer.from(fault.body),
+    };
   }
   const code = (STATUS_CODES[fault.status] ?? 'error').toLowerCase().replace(/[^a-z0-9]+/g, '_');
-  return errorReply(fault.status, code, `injected fault: ${fault.status} ${STATUS_CODES[fault.status] ?? ''}`.trim(), headers);
+  return errorReply(
+    fault.status,
+    code,
+    `injected fault: ${fault.status} ${STATUS_CODES[fault.status] ?? ''}`.trim(),
+    headers,
+  );
 }
 
 /** Writes the reply, or the part of it a stall or reset fault lets through. */

@@ -1,7 +1,12 @@
 // The sandbox as a seller's pipeline tests use it (`import { startSandbox } from '@batch-delivery/bds/sandbox'`):
 // the whole API on a local port, with a source registered and ready to deliver to.
 
-import { startSandbox as startEmulator, type Sandbox as Emulator, type ReviewMode, type ReviewStatus } from './emulator.js';
+import {
+  startSandbox as startEmulator,
+  type Sandbox as Emulator,
+  type ReviewMode,
+  type ReviewStatus,
+} from './emulator.js';
 
 export type { ReviewMode, ReviewStatus } from './emulator.js';
 

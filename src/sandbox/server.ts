@@ -57,15 +57,27 @@ const API_ROUTES: ApiRoute[] = [
   { pattern: new RegExp(`^${API_PREFIX}/batches$`), methods: { POST: 'create', GET: 'list' } },
   { pattern: new RegExp(`^${API_PREFIX}/batches/${BATCH_ID}/complete$`), methods: { POST: 'complete' } },
 ];
-const UPLOAD_ROUTE: ApiRoute = { pattern: new RegExp(`^${API_PREFIX}/batches/${BATCH_ID}/upload$`), methods: { PUT: 'upload' } };
+const UPLOAD_ROUTE: ApiRoute = {
+  pattern: new RegExp(`^${API_PREFIX}/batches/${BATCH_ID}/upload$`),
+  methods: { PUT: 'upload' },
+};
 
-type Handler = (exchange: Exchange, key: { id: string; mode: KeyMode }, url: URL, pathId: string | undefined) => Promise<Reply | null>;
+type Handler = (
+  exchange: Exchange,
+  key: { id: string; mode: KeyMode },
+  url: URL,
+  pathId: string | undefined,
+) => Promise<Reply | null>;
 
 /** Answers the API routes; `handleControl` sees each request first and returns true if it answered it. */
-export function createApiServer(context: ApiContext, handleControl: (req: http.IncomingMessage, res: http.ServerResponse, url: URL) => boolean): http.Server {
+export function createApiServer(
+  context: ApiContext,
+  handleControl: (req: http.IncomingMessage, res: http.ServerResponse, url: URL) => boolean,
+): http.Server {
   const routes = context.uploadOrigin === 'api' ? [...API_ROUTES, UPLOAD_ROUTE] : API_ROUTES;
   const handlers: Record<RouteName, Handler> = {
-    me: async (_exchange, key) => jsonReply(200, { organization: { name: 'Sandbox Seller' }, key } satisfies MeResponse),
+    me: async (_exchange, key) =>
+      jsonReply(200, { organization: { name: 'Sandbox Seller' }, key } satisfies MeResponse),
     sources: (exchange, key) => createSource(context, exchange, key.id),
     create: (exchange, key) => createBatch(context, exchange, key.id),
     complete: (exchange, _key, _url, id) => completeBatch(context, exchange, id!),
@@ -84,7 +96,9 @@ export function createApiServer(context: ApiContext, handleControl: (req: http.I
       if (!matched) return errorReply(404, 'not_found', `no route for ${url.pathname}`);
       if (!route) {
         const allow = Object.keys(matched.methods).join(', ');
-        return errorReply(405, 'method_not_allowed', `${req.method} is not allowed on ${url.pathname}; use ${allow}`, { allow });
+        return errorReply(405, 'method_not_allowed', `${req.method} is not allowed on ${url.pathname}; use ${allow}`, {
+          allow,
+        });
       }
       const key = authenticate(exchange);
       if ('status' in key) return key;
@@ -164,7 +178,9 @@ function createProblem(body: Record<string, unknown>, nowMs: number): string | n
 function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (isObject(value)) {
-    const entries = Object.keys(value).sort().map((key) => `${JSON.stringify(key)}:${canonicalJson(value[key])}`);
+    const entries = Object.keys(value)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${canonicalJson(value[key])}`);
     return `{${entries.join(',')}}`;
   }
   return JSON.stringify(value);
@@ -179,7 +195,12 @@ function uploadTarget(context: ApiContext, batchId: string): UploadTarget {
   const url =
     context.uploadOrigin === 'api'
       ? `${context.urls.base}${API_PREFIX}/batches/${batchId}/upload`
-      : signedUploadUrl(context.urls.storage, context.store.signingSecret, batchId, Math.floor(context.now() / 1000) + context.uploadTtlSeconds);
+      : signedUploadUrl(
+          context.urls.storage,
+          context.store.signingSecret,
+          batchId,
+          Math.floor(context.now() / 1000) + context.uploadTtlSeconds,
+        );
   return { url, method: 'PUT', headers: uploadHeaders(batchId) };
 }
 
@@ -202,7 +223,10 @@ async function createBatch(context: ApiContext, exchange: Exchange, keyId: strin
       if (createFields(earlier) !== createFields(request)) {
         return errorReply(422, 'idempotency_key_reused', `Idempotency-Key ${key} was used for a different request`);
       }
-      const replay: CreateBatchResponse = { batch: { id: earlier.id, status: earlier.status }, upload: uploadTarget(context, earlier.id) };
+      const replay: CreateBatchResponse = {
+        batch: { id: earlier.id, status: earlier.status },
+        upload: uploadTarget(context, earlier.id),
+      };
       return jsonReply(201, replay, { 'idempotent-replayed': 'true' });
     }
   }
@@ -219,7 +243,10 @@ async function createBatch(context: ApiContext, exchange: Exchange, keyId: strin
     key_id: keyId,
     idempotency_key: key,
   });
-  const response: CreateBatchResponse = { batch: { id: batch.id, status: batch.status }, upload: uploadTarget(context, batch.id) };
+  const response: CreateBatchResponse = {
+    batch: { id: batch.id, status: batch.status },
+    upload: uploadTarget(context, batch.id),
+  };
   return jsonReply(201, response);
 }
 
@@ -230,13 +257,18 @@ async function completeBatch(context: ApiContext, exchange: Exchange, batchId: s
   const batch = context.store.batch(batchId);
   if (!batch) return errorReply(404, 'batch_not_found', `batch ${batchId} does not exist`);
   const { sha256 } = body;
-  if (typeof sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(sha256)) return invalid('sha256 must be 64 lowercase hex characters');
+  if (typeof sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(sha256))
+    return invalid('sha256 must be 64 lowercase hex characters');
   if (batch.status !== 'awaiting_upload') {
     return errorReply(409, 'already_completed', `batch ${batchId} is already ${batch.status}`);
   }
   if (!batch.upload) return errorReply(409, 'upload_missing', `batch ${batchId} has no upload yet`);
   if (sha256 !== batch.upload.sha256) {
-    return errorReply(422, 'checksum_mismatch', `sha256 ${sha256} does not match the uploaded object (${batch.upload.sha256})`);
+    return errorReply(
+      422,
+      'checksum_mismatch',
+      `sha256 ${sha256} does not match the uploaded object (${batch.upload.sha256})`,
+    );
   }
   context.store.setStatus(batchId, 'received');
   return jsonReply(200, { batch: { id: batchId, status: 'received' } });
@@ -249,7 +281,14 @@ function listBatches(context: ApiContext, url: URL): Reply {
   const batches: BatchListEntry[] = context.store
     .batches()
     .filter((batch) => batch.source_id === sourceId)
-    .map(({ id, period, product, record_count, status, created_at }) => ({ id, period, product, record_count, status, created_at }));
+    .map(({ id, period, product, record_count, status, created_at }) => ({
+      id,
+      period,
+      product,
+      record_count,
+      status,
+      created_at,
+    }));
   return jsonReply(200, { batches });
 }
 
@@ -257,10 +296,13 @@ function listBatches(context: ApiContext, url: URL): Reply {
 async function uploadToApi(context: ApiContext, exchange: Exchange, batchId: string): Promise<Reply | null> {
   const batch = context.store.batch(batchId);
   if (!batch) return errorReply(404, 'batch_not_found', `batch ${batchId} does not exist`);
-  if (!hasContentLength(exchange)) return errorReply(411, 'length_required', 'the upload needs a Content-Length header');
+  if (!hasContentLength(exchange))
+    return errorReply(411, 'length_required', 'the upload needs a Content-Length header');
   const wrongHeader = wrongUploadHeader(exchange, batchId);
-  if (wrongHeader !== null) return errorReply(403, 'header_mismatch', `the upload header ${wrongHeader} is missing or has another value`);
-  const notAwaiting = () => errorReply(409, 'already_completed', `batch ${batchId} is already ${context.store.batch(batchId)?.status}`);
+  if (wrongHeader !== null)
+    return errorReply(403, 'header_mismatch', `the upload header ${wrongHeader} is missing or has another value`);
+  const notAwaiting = () =>
+    errorReply(409, 'already_completed', `batch ${batchId} is already ${context.store.batch(batchId)?.status}`);
   if (batch.status !== 'awaiting_upload') return notAwaiting();
 
   const outcome = await receiveUpload(exchange, context.store, batchId);
@@ -268,10 +310,18 @@ async function uploadToApi(context: ApiContext, exchange: Exchange, batchId: str
     case 'gone':
       return null;
     case 'incomplete':
-      return errorReply(400, 'incomplete_body', `received ${outcome.bytes} bytes, Content-Length said ${outcome.expected}`);
+      return errorReply(
+        400,
+        'incomplete_body',
+        `received ${outcome.bytes} bytes, Content-Length said ${outcome.expected}`,
+      );
     case 'not_awaiting':
       return notAwaiting();
     case 'stored':
-      return jsonReply(200, { batch: { id: batchId, status: 'awaiting_upload' }, bytes: outcome.bytes, sha256: outcome.sha256 }, { etag: `"${outcome.sha256}"` });
+      return jsonReply(
+        200,
+        { batch: { id: batchId, status: 'awaiting_upload' }, bytes: outcome.bytes, sha256: outcome.sha256 },
+        { etag: `"${outcome.sha256}"` },
+      );
   }
 }

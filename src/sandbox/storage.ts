@@ -51,7 +51,12 @@ export function createStorageServer(context: StorageContext): http.Server {
       const { requestId } = exchange;
       if (batchId === undefined) return xmlError(404, 'NoSuchKey', 'The specified key does not exist.', requestId);
       if (!isUpload) {
-        const reply = xmlError(405, 'MethodNotAllowed', `${req.method} is not allowed on an object; use PUT.`, requestId);
+        const reply = xmlError(
+          405,
+          'MethodNotAllowed',
+          `${req.method} is not allowed on an object; use PUT.`,
+          requestId,
+        );
         reply.headers.allow = 'PUT';
         return reply;
       }
@@ -59,18 +64,34 @@ export function createStorageServer(context: StorageContext): http.Server {
         return xmlError(411, 'MissingContentLength', 'You must provide the Content-Length HTTP header.', requestId);
       }
       if (!signatureMatches(context.store.signingSecret, url, batchId)) {
-        return xmlError(403, 'SignatureDoesNotMatch', 'The request signature we calculated does not match the signature you provided.', requestId);
+        return xmlError(
+          403,
+          'SignatureDoesNotMatch',
+          'The request signature we calculated does not match the signature you provided.',
+          requestId,
+        );
       }
       if (Number(url.searchParams.get('expires')) < context.now() / 1000) {
         return xmlError(403, 'AccessDenied', 'Request has expired', requestId);
       }
       const wrongHeader = wrongUploadHeader(exchange, batchId);
       if (wrongHeader !== null) {
-        return xmlError(403, 'SignatureDoesNotMatch', `The signed header ${wrongHeader} is missing or has another value.`, requestId);
+        return xmlError(
+          403,
+          'SignatureDoesNotMatch',
+          `The signed header ${wrongHeader} is missing or has another value.`,
+          requestId,
+        );
       }
       const batch = context.store.batch(batchId);
       if (!batch) return xmlError(404, 'NoSuchUpload', `batch ${batchId} does not exist`, requestId);
-      const notAwaiting = () => xmlError(409, 'InvalidObjectState', `batch ${batchId} is already ${context.store.batch(batchId)?.status}`, requestId);
+      const notAwaiting = () =>
+        xmlError(
+          409,
+          'InvalidObjectState',
+          `batch ${batchId} is already ${context.store.batch(batchId)?.status}`,
+          requestId,
+        );
       if (batch.status !== 'awaiting_upload') return notAwaiting();
 
       const outcome = await receiveUpload(exchange, context.store, batchId);
@@ -78,7 +99,12 @@ export function createStorageServer(context: StorageContext): http.Server {
         case 'gone':
           return null;
         case 'incomplete':
-          return xmlError(400, 'IncompleteBody', `received ${outcome.bytes} bytes, Content-Length said ${outcome.expected}`, requestId);
+          return xmlError(
+            400,
+            'IncompleteBody',
+            `received ${outcome.bytes} bytes, Content-Length said ${outcome.expected}`,
+            requestId,
+          );
         case 'not_awaiting':
           return notAwaiting();
         case 'stored':

@@ -101,11 +101,18 @@ export class SandboxStore {
   }
 
   /** With an idempotency key already seen for this API key, the source it created then. */
-  createSource(input: { name: string; description?: string }, idempotency?: { keyId: string; key: string }): SourceRecord {
+  createSource(
+    input: { name: string; description?: string },
+    idempotency?: { keyId: string; key: string },
+  ): SourceRecord {
     const keys = (this.state.source_idempotency_keys ??= {});
     const earlier = idempotency && keys[`${idempotency.keyId} ${idempotency.key}`];
     if (earlier) return this.source(earlier)!;
-    const source: SourceRecord = { id: `src_${randomBytes(8).toString('hex')}`, name: input.name, created_at: this.timestamp() };
+    const source: SourceRecord = {
+      id: `src_${randomBytes(8).toString('hex')}`,
+      name: input.name,
+      created_at: this.timestamp(),
+    };
     if (input.description !== undefined) source.description = input.description;
     this.state.sources.push(source);
     if (idempotency) keys[`${idempotency.keyId} ${idempotency.key}`] = source.id;
@@ -124,7 +131,9 @@ export class SandboxStore {
   }
 
   findByIdempotencyKey(keyId: string, idempotencyKey: string): BatchRecord | undefined {
-    const found = this.state.batches.find((batch) => batch.key_id === keyId && batch.idempotency_key === idempotencyKey);
+    const found = this.state.batches.find(
+      (batch) => batch.key_id === keyId && batch.idempotency_key === idempotencyKey,
+    );
     return found && structuredClone(found);
   }
 
@@ -153,10 +162,12 @@ export class SandboxStore {
 
   /** A test's decision for one batch; it must have been received. Throws a ReviewError otherwise. */
   review(id: string, status: ReviewStatus): void {
-    if (!REVIEW_STATUSES.includes(status)) throw new ReviewError('invalid_request', `status must be one of ${REVIEW_STATUSES.join(', ')}`);
+    if (!REVIEW_STATUSES.includes(status))
+      throw new ReviewError('invalid_request', `status must be one of ${REVIEW_STATUSES.join(', ')}`);
     const batch = this.findBatch(id);
     if (!batch) throw new ReviewError('batch_not_found', `batch ${id} does not exist`);
-    if (batch.status === 'awaiting_upload') throw new ReviewError('not_received', `batch ${id} is awaiting_upload: only a received batch is reviewed`);
+    if (batch.status === 'awaiting_upload')
+      throw new ReviewError('not_received', `batch ${id} is awaiting_upload: only a received batch is reviewed`);
     batch.status = status;
     batch.review_decided = true;
     this.save();
@@ -174,7 +185,8 @@ export class SandboxStore {
     for (const batch of this.state.batches) {
       if ((batch.status !== 'received' && batch.status !== 'in_review') || batch.review_decided) continue;
       const receivedAt = Date.parse(batch.received_at ?? batch.created_at);
-      const status: BatchStatus = now - receivedAt >= afterMs ? (mode === 'accept' ? 'accepted' : 'rejected') : 'in_review';
+      const status: BatchStatus =
+        now - receivedAt >= afterMs ? (mode === 'accept' ? 'accepted' : 'rejected') : 'in_review';
       if (status === batch.status) continue;
       batch.status = status;
       changed = true;

@@ -32,7 +32,10 @@ export default defineCommand<FolderFlags, Checked>({
     ]);
     const view = new DeliveryView(io, op.runtime.now, op.runtime.cwd);
     // The preview lists the schema changes with the folder they belong to.
-    const checking = op.with({ onEvent: (event: DeliveryEvent) => (event.type === 'notice' && event.code === 'schema_changes' ? undefined : view.onEvent(event)) });
+    const checking = op.with({
+      onEvent: (event: DeliveryEvent) =>
+        event.type === 'notice' && event.code === 'schema_changes' ? undefined : view.onEvent(event),
+    });
     const result =
       folders.length === 1
         ? await check(folderOf(folders[0]!, flags), checking)
@@ -65,7 +68,12 @@ function preview(io: IO, dir: string, result: CheckResult): string {
   const warnings = [
     ...result.warnings.map((warning) => cleanText(warning)),
     ...(result.schema_changes
-      ? [schemaChangeText({ period: result.schema_changes.since.period, batchId: result.schema_changes.since.batch_id }, result.schema_changes)]
+      ? [
+          schemaChangeText(
+            { period: result.schema_changes.since.period, batchId: result.schema_changes.since.batch_id },
+            result.schema_changes,
+          ),
+        ]
       : []),
   ];
   const plain = !result.data_file.endsWith('.gz');
@@ -90,7 +98,8 @@ function columnLines(result: CheckResult): string[] {
   const { columns } = result;
   if (columns.length === 0) return ['Columns:   none (an environment schema lists no columns)'];
   const roles = Object.entries(result.roles).map(([role, count]) => `${cleanText(role)} ${count}`);
-  const cells = (c: CheckResult['columns'][number]) => [c.name, c.role, c.kind, c.transform ?? ''].map((cell) => cleanText(cell));
+  const cells = (c: CheckResult['columns'][number]) =>
+    [c.name, c.role, c.kind, c.transform ?? ''].map((cell) => cleanText(cell));
   const table =
     result.product === 'episodes'
       ? renderTable(['NAME', 'ROLE', 'KIND', 'TRANSFORM'], columns.map(cells), true)
@@ -115,12 +124,17 @@ function inFolder(dir: string, file: string): string {
 /** `label` before the first line, the others indented under it; `empty` when there are none. */
 function labelled(label: string, lines: string[], empty: string): string[] {
   const indent = ' '.repeat(11);
-  return lines.length === 0 ? [`${label.padEnd(11)}${empty}`] : lines.map((line, i) => `${i === 0 ? label.padEnd(11) : indent}${line}`);
+  return lines.length === 0
+    ? [`${label.padEnd(11)}${empty}`]
+    : lines.map((line, i) => `${i === 0 ? label.padEnd(11) : indent}${line}`);
 }
 
 /** The report's totals, keys aligned; keys and values cleaned. */
 function alignedPairs(pairs: Array<[string, unknown]>): string[] {
   const keys = pairs.map(([key]) => cleanText(key));
   const width = Math.max(...keys.map((key) => displayWidth(key)));
-  return pairs.map(([, value], i) => `${padToWidth(keys[i]!, width)}  ${cleanText(typeof value === 'string' ? value : String(JSON.stringify(value)))}`);
+  return pairs.map(
+    ([, value], i) =>
+      `${padToWidth(keys[i]!, width)}  ${cleanText(typeof value === 'string' ? value : String(JSON.stringify(value)))}`,
+  );
 }

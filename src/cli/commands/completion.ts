@@ -39,7 +39,10 @@ interface CommandSpec {
 
 function specs(program: Command): CommandSpec[] {
   return program.commands.map((command) => {
-    const help = command.createHelp().visibleOptions(command).find((o) => o.long === '--help');
+    const help = command
+      .createHelp()
+      .visibleOptions(command)
+      .find((o) => o.long === '--help');
     const options = help && !command.options.includes(help) ? [...command.options, help] : command.options;
     const first = command.registeredArguments[0];
     return {
@@ -79,7 +82,9 @@ function bash(commands: CommandSpec[]): string {
       const names = (options: OptionSpec[]): string => options.flatMap((o) => o.names).join('|');
       const choices = valued
         .filter((o) => o.choices.length)
-        .map((o) => `        ${names([o])}) COMPREPLY=($(compgen -W ${quote(o.choices.join(' '))} -- "$cur")); return ;;`);
+        .map(
+          (o) => `        ${names([o])}) COMPREPLY=($(compgen -W ${quote(o.choices.join(' '))} -- "$cur")); return ;;`,
+        );
       const paths = valued.filter((o) => !o.choices.length && o.value === 'path');
       const texts = valued.filter((o) => !o.choices.length && o.value === 'text');
       const argument =
@@ -184,8 +189,18 @@ function fish(commands: CommandSpec[]): string {
       const long = o.names.find((n) => n.startsWith('--'))?.slice(2);
       const short = o.names.find((n) => !n.startsWith('--'))?.slice(1);
       const value =
-        o.value === 'none' ? '' : o.choices.length ? `-x -a ${quote(o.choices.join(' '))}` : o.value === 'path' ? '-r -F' : '-x';
-      lines.push([when, long ? `-l ${long}` : '', short ? `-s ${short}` : '', value, `-d ${quote(o.description)}`].filter(Boolean).join(' '));
+        o.value === 'none'
+          ? ''
+          : o.choices.length
+            ? `-x -a ${quote(o.choices.join(' '))}`
+            : o.value === 'path'
+              ? '-r -F'
+              : '-x';
+      lines.push(
+        [when, long ? `-l ${long}` : '', short ? `-s ${short}` : '', value, `-d ${quote(o.description)}`]
+          .filter(Boolean)
+          .join(' '),
+      );
     }
   }
   return `${lines.join('\n')}\n`;

@@ -35,22 +35,33 @@ type Outcome =
 
 export default defineCommand<DeliverFlags, Outcome>({
   name: 'deliver',
-  description: 'check a folder written by the scrubber and deliver it as one batch; several folders: one per month, oldest first',
+  description:
+    'check a folder written by the scrubber and deliver it as one batch; several folders: one per month, oldest first',
   arguments: [
     {
       syntax: '<dir...>',
-      description: "the folder: report.json, schema.json and one *.jsonl.gz (or *.jsonl); several: one per month, each named for it",
+      description:
+        'the folder: report.json, schema.json and one *.jsonl.gz (or *.jsonl); several: one per month, each named for it',
     },
   ],
   options: [
     ...folderOptions('source id (BDS_SOURCE_ID)'),
     new Option('--dry-run', 'check everything and show what would be sent; create nothing'),
     new Option('--force', 'deliver even when this period already has a delivered batch'),
-    new Option('--skip-delivered', 'count a delivered batch of this period as delivered, whatever file it came from (CI)'),
-    new Option('--jobs <n>', `several folders: how many months run at once, ${JOBS.min} to ${JOBS.max} (default ${JOBS.default})`),
+    new Option(
+      '--skip-delivered',
+      'count a delivered batch of this period as delivered, whatever file it came from (CI)',
+    ),
+    new Option(
+      '--jobs <n>',
+      `several folders: how many months run at once, ${JOBS.min} to ${JOBS.max} (default ${JOBS.default})`,
+    ),
     ...reviewOptions('then wait for the review of the months delivered (--fail-on defaults to rejected)'),
     new Option('--ping-url <url>', 'ping this URL as the run starts and ends, healthchecks.io-style (BDS_PING_URL)'),
-    new Option('--metrics-file <path>', "write each month's outcome to this Prometheus textfile after the run (BDS_METRICS_FILE)"),
+    new Option(
+      '--metrics-file <path>',
+      "write each month's outcome to this Prometheus textfile after the run (BDS_METRICS_FILE)",
+    ),
   ],
   async run(op, io, flags, [dirs]) {
     const folders = Array.isArray(dirs) ? dirs : [String(dirs)];
@@ -79,7 +90,9 @@ export default defineCommand<DeliverFlags, Outcome>({
     const code = printOutcome(io, outcome, op);
     const review = 'review' in outcome.result ? outcome.result.review : undefined;
     // --wait: after a delivery, the review's exit code (with several folders, already the result's).
-    return review ? sayVerdict(io, review, { failOn: failOnFor(flags.failOn, true), waited: flags.timeout ?? '30m' }) : code;
+    return review
+      ? sayVerdict(io, review, { failOn: failOnFor(flags.failOn, true), waited: flags.timeout ?? '30m' })
+      : code;
   },
   monitored: { months: (outcome) => monthRuns(outcome.result), delivers: (flags) => flags.dryRun !== true },
 });
@@ -96,7 +109,13 @@ function parseJobs(jobs: string | undefined): number | undefined {
   return jobs === undefined ? undefined : checkJobs(/^\d+$/.test(jobs) ? Number(jobs) : Number.NaN, jobs);
 }
 
-async function deliverSeveral(op: Operation, io: IO, flags: DeliverFlags, dirs: string[], jobs: number | undefined): Promise<Outcome> {
+async function deliverSeveral(
+  op: Operation,
+  io: IO,
+  flags: DeliverFlags,
+  dirs: string[],
+  jobs: number | undefined,
+): Promise<Outcome> {
   refuseOneFolderFlags(dirs, flags, 'deliver');
   const started = op.runtime.now().getTime();
   const [{ deliverFolders }, { BackfillView }] = await Promise.all([
@@ -106,7 +125,15 @@ async function deliverSeveral(op: Operation, io: IO, flags: DeliverFlags, dirs: 
   const view = new BackfillView(io, op.runtime.now, op.runtime.cwd);
   try {
     const result = await deliverFolders(
-      { dirs, product: flags.product, jobs, dryRun: flags.dryRun, force: flags.force, skipDelivered: flags.skipDelivered, ...reviewChoices(flags) },
+      {
+        dirs,
+        product: flags.product,
+        jobs,
+        dryRun: flags.dryRun,
+        force: flags.force,
+        skipDelivered: flags.skipDelivered,
+        ...reviewChoices(flags),
+      },
       op.with({ onEvent: routeReview(io, view.onEvent, () => view.close()) }),
     );
     return { folders: 'several', result, elapsedMs: op.runtime.now().getTime() - started };
@@ -121,9 +148,19 @@ function printSeveral(io: IO, op: Operation, result: DeliverManyResult, elapsedM
   const { deliveries, exit_code } = result;
   const interrupted = signal.aborted && signal.reason instanceof InterruptedError ? signal.reason : undefined;
   io.result(result, () =>
-    withReview(io, io.flags.quiet ? deliveries.map(quietMonthLine).join('\n') : severalSummary(io, deliveries, elapsedMs, interrupted !== undefined), result.review),
+    withReview(
+      io,
+      io.flags.quiet
+        ? deliveries.map(quietMonthLine).join('\n')
+        : severalSummary(io, deliveries, elapsedMs, interrupted !== undefined),
+      result.review,
+    ),
   );
-  if (interrupted) io.error(interrupted.message, 'run the same command again to finish: what was delivered is skipped, what was interrupted resumes');
+  if (interrupted)
+    io.error(
+      interrupted.message,
+      'run the same command again to finish: what was delivered is skipped, what was interrupted resumes',
+    );
   const summaryFile = runtime.env.GITHUB_STEP_SUMMARY;
   if (inGithubActions(runtime.env) && summaryFile) {
     try {
@@ -258,7 +295,9 @@ function wouldText({ action, batch_id, status, error }: DryRunResult['would']): 
 
 function printDelivery(io: IO, { runtime }: Operation, result: DeliverResult, elapsedMs: number): void {
   const { batch, skipped } = result;
-  io.result(result, () => withReview(io, io.flags.quiet ? quietLine(result) : summary(result, elapsedMs), result.review));
+  io.result(result, () =>
+    withReview(io, io.flags.quiet ? quietLine(result) : summary(result, elapsedMs), result.review),
+  );
   const summaryFile = runtime.env.GITHUB_STEP_SUMMARY;
   if (!inGithubActions(runtime.env) || !summaryFile) return;
   try {

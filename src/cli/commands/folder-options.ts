@@ -26,7 +26,14 @@ export function folderOptions(sourceHelp: string): Option[] {
 
 /** The folder options as the core takes them. */
 export function folderOf(dir: string, flags: FolderFlags) {
-  return { dir, period: flags.period, product: flags.product, file: flags.file, schema: flags.schema, report: flags.report };
+  return {
+    dir,
+    period: flags.period,
+    product: flags.product,
+    file: flags.file,
+    schema: flags.schema,
+    report: flags.report,
+  };
 }
 
 /** With several folders, each folder's period is the one in its name and its files are its own. */

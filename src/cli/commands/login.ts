@@ -35,7 +35,10 @@ export default defineCommand<LoginFlags, LoginResult>({
     }
     const ask = { signal: op.signal, secret: false };
     if (baseUrl === undefined) baseUrl = await io.ask('Base URL of the API: ', ask);
-    const keyText = await io.ask('API key (svc_live_... or svc_test_...; not shown as you type): ', { ...ask, secret: true });
+    const keyText = await io.ask('API key (svc_live_... or svc_test_...; not shown as you type): ', {
+      ...ask,
+      secret: true,
+    });
     return login(op, { keyText, keyFrom: 'the prompt', baseUrl, plan });
   },
   print(io, result) {
@@ -43,7 +46,8 @@ export default defineCommand<LoginFlags, LoginResult>({
     if (result.overriddenBy) {
       io.warn(`${result.overriddenBy} comes before ${result.configFile}: bds uses that instead of the key just stored`);
     }
-    const where = result.profile === null ? '' : ` (profile: ${result.profile}${result.madeDefault ? ', now the default' : ''})`;
+    const where =
+      result.profile === null ? '' : ` (profile: ${result.profile}${result.madeDefault ? ', now the default' : ''})`;
     io.result(result, () =>
       [
         `Base URL:      ${result.baseUrl}`,

@@ -13,7 +13,8 @@ export default defineCommand<CommonOptions, LogoutResult>({
   },
   print(io, result) {
     const where = `${result.configFile}${result.profile === null ? '' : ` (profile: ${result.profile})`}`;
-    if (result.remaining) io.warn(`bds still has a key, from ${result.remaining}: left alone, since bds did not store it`);
+    if (result.remaining)
+      io.warn(`bds still has a key, from ${result.remaining}: left alone, since bds did not store it`);
     io.result(result, () => (result.removed ? `Removed the key from ${where}.` : `No key to remove in ${where}.`));
   },
 });

@@ -13,7 +13,10 @@ interface RegisterSourceFlags extends CommonOptions {
 export default defineCommand<RegisterSourceFlags, Source>({
   name: 'register-source',
   description: 'register a new source and print its id',
-  options: [new Option('--name <name>', 'name of the source'), new Option('--description <text>', 'what the source delivers')],
+  options: [
+    new Option('--name <name>', 'name of the source'),
+    new Option('--description <text>', 'what the source delivers'),
+  ],
   async run(op, _io, flags) {
     const { registerSource } = await import('../../core/service.js');
     return registerSource({ name: flags.name ?? '', description: flags.description }, op);

@@ -15,7 +15,10 @@ export function reviewOptions(waitHelp: string): Option[] {
   return [
     new Option('--wait', waitHelp),
     new Option('--timeout <duration>', 'with --wait: give up after this long, as 90s, 10m or 2h (default 30m)'),
-    new Option('--fail-on <states>', 'exit 7 when a month is in one of these: missing, rejected, unfinished, pending (comma-separated)'),
+    new Option(
+      '--fail-on <states>',
+      'exit 7 when a month is in one of these: missing, rejected, unfinished, pending (comma-separated)',
+    ),
   ];
 }
 
@@ -34,7 +37,9 @@ const DURATION = /^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/;
 export function parseDuration(text: string, flag: string): number {
   const match = DURATION.exec(text.trim());
   if (!match || text.trim() === '') {
-    throw new UsageError(`${flag} ${text} is not a duration`, { hint: 'write it with its unit: 90s, 10m, 2h or 1h30m' });
+    throw new UsageError(`${flag} ${text} is not a duration`, {
+      hint: 'write it with its unit: 90s, 10m, 2h or 1h30m',
+    });
   }
   const [, hours = '0', minutes = '0', seconds = '0'] = match;
   return ((Number(hours) * 60 + Number(minutes)) * 60 + Number(seconds)) * 1000;

@@ -24,58 +24,74 @@ export default defineCommand<SandboxFlags, void>({
     new Option('--port <port>', 'API port; the storage host listens on the next one').default('8787'),
     new Option('--host <host>', 'address to listen on').default('127.0.0.1'),
     new Option('--data-dir <path>', 'keep sources, batches and uploads in this folder'),
-    new Option('--review <decision>', 'review received batches: accept, reject, or none (they stay received until a test decides)')
+    new Option(
+      '--review <decision>',
+      'review received batches: accept, reject, or none (they stay received until a test decides)',
+    )
       .choices(['accept', 'reject', 'none'])
       .default('none'),
-    new Option('--review-after <duration>', 'with --review accept or reject: decide a batch this long after it was received').default('10s'),
+    new Option(
+      '--review-after <duration>',
+      'with --review accept or reject: decide a batch this long after it was received',
+    ).default('10s'),
   ],
   async run(op, io, flags) {
     const { runtime, signal } = op;
     const port = Number(flags.port);
-    if (!/^\d+$/.test(flags.port) || port > 65535) throw new UsageError(`--port ${flags.port} is not a port number (0 to 65535)`);
+    if (!/^\d+$/.test(flags.port) || port > 65535)
+      throw new UsageError(`--port ${flags.port} is not a port number (0 to 65535)`);
     const reviewAfter = parseDuration(flags.reviewAfter, '--review-after');
     const dataDir = flags.dataDir ? path.resolve(runtime.cwd, flags.dataDir) : undefined;
     const { startSandbox } = await import('../../sandbox/index.js');
-    const sandbox = await startSandbox({ host: flags.host, port, review: flags.review, reviewAfter, ...(dataDir ? { dataDir } : {}) }).catch(
-      (error: { code?: string; message?: string; path?: string }) => {
-        if (error.code === 'EADDRINUSE') {
-          throw new UsageError(`port ${port} or ${port + 1} is already in use`, { hint: 'choose others with --port' });
-        }
-        if (error.code === 'EADDRNOTAVAIL') throw new UsageError(`cannot listen on ${flags.host}: not an address of this machine`);
-        if (error.code === 'ESANDBOXSTATE') {
-          throw new UsageError(`${error.message}`, { hint: 'name an empty folder with --data-dir, or remove that state.json' });
-        }
-        // A failed system call on the data folder (a file, not a folder; no permission): the folder's fault.
-        if (dataDir && error.path?.startsWith(dataDir)) {
-          throw new UsageError(`cannot keep the sandbox's data in ${dataDir} (${error.code} on ${error.path})`, {
-            hint: 'name a folder you can write with --data-dir',
-          });
-        }
-        throw error;
-      },
-    );
+    const sandbox = await startSandbox({
+      host: flags.host,
+      port,
+      review: flags.review,
+      reviewAfter,
+      ...(dataDir ? { dataDir } : {}),
+    }).catch((error: { code?: string; message?: string; path?: string }) => {
+      if (error.code === 'EADDRINUSE') {
+        throw new UsageError(`port ${port} or ${port + 1} is already in use`, { hint: 'choose others with --port' });
+      }
+      if (error.code === 'EADDRNOTAVAIL')
+        throw new UsageError(`cannot listen on ${flags.host}: not an address of this machine`);
+      if (error.code === 'ESANDBOXSTATE') {
+        throw new UsageError(`${error.message}`, {
+          hint: 'name an empty folder with --data-dir, or remove that state.json',
+        });
+      }
+      // A failed system call on the data folder (a file, not a folder; no permission): the folder's fault.
+      if (dataDir && error.path?.startsWith(dataDir)) {
+        throw new UsageError(`cannot keep the sandbox's data in ${dataDir} (${error.code} on ${error.path})`, {
+          hint: 'name a folder you can write with --data-dir',
+        });
+      }
+      throw error;
+    });
     try {
-      io.result({ baseUrl: sandbox.baseUrl, storageUrl: sandbox.storageUrl, keys: sandbox.keys, sourceId: sandbox.sourceId }, () =>
-        [
-          `bds sandbox is listening on ${sandbox.baseUrl} (storage host ${sandbox.storageUrl})`,
-          dataDir ? `Data is kept in ${dataDir}.` : 'Data is kept in memory and a temp folder until it stops.',
-          '',
-          'Keys:',
-          `  live  ${sandbox.keys.live}`,
-          `  test  ${sandbox.keys.test}`,
-          '',
-          `Source: ${sandbox.sourceId}`,
-          '',
-          flags.review === 'none'
-            ? `Review: none; a batch stays received until decided with POST ${sandbox.baseUrl}/_sandbox/batches/<id>/review {"status": "accepted"}`
-            : `Review: a received batch is in review at once, and ${flags.review === 'accept' ? 'accepted' : 'rejected'} ${flags.reviewAfter} after it was received.`,
-          '',
-          'Try it in another terminal:',
-          `  export BDS_BASE_URL=${sandbox.baseUrl} BDS_API_KEY=${sandbox.keys.test} BDS_SOURCE_ID=${sandbox.sourceId}`,
-          ...tryDeliver(examplesFolder(), runtime.env),
-          '',
-          'Stop it with Ctrl-C.',
-        ].join('\n'),
+      io.result(
+        { baseUrl: sandbox.baseUrl, storageUrl: sandbox.storageUrl, keys: sandbox.keys, sourceId: sandbox.sourceId },
+        () =>
+          [
+            `bds sandbox is listening on ${sandbox.baseUrl} (storage host ${sandbox.storageUrl})`,
+            dataDir ? `Data is kept in ${dataDir}.` : 'Data is kept in memory and a temp folder until it stops.',
+            '',
+            'Keys:',
+            `  live  ${sandbox.keys.live}`,
+            `  test  ${sandbox.keys.test}`,
+            '',
+            `Source: ${sandbox.sourceId}`,
+            '',
+            flags.review === 'none'
+              ? `Review: none; a batch stays received until decided with POST ${sandbox.baseUrl}/_sandbox/batches/<id>/review {"status": "accepted"}`
+              : `Review: a received batch is in review at once, and ${flags.review === 'accept' ? 'accepted' : 'rejected'} ${flags.reviewAfter} after it was received.`,
+            '',
+            'Try it in another terminal:',
+            `  export BDS_BASE_URL=${sandbox.baseUrl} BDS_API_KEY=${sandbox.keys.test} BDS_SOURCE_ID=${sandbox.sourceId}`,
+            ...tryDeliver(examplesFolder(), runtime.env),
+            '',
+            'Stop it with Ctrl-C.',
+          ].join('\n'),
       );
       await new Promise<void>((resolve) => {
         if (signal.aborted) return resolve();
@@ -109,6 +125,7 @@ function tryDeliver(examples: string | undefined, env: Env): string[] {
   const folder = path.join(examples, 'records-2024-05');
   const npxFrom = env.npm_command === 'exec' ? env.npm_config_local_prefix : undefined;
   const inClone = npxFrom ? path.relative(npxFrom, folder) : '..';
-  if (!npxFrom || inClone.startsWith('..') || path.isAbsolute(inClone)) return [`  bds deliver ${folder} --period 2024-05`];
+  if (!npxFrom || inClone.startsWith('..') || path.isAbsolute(inClone))
+    return [`  bds deliver ${folder} --period 2024-05`];
   return [`  cd ${npxFrom}`, `  npx bds deliver ${inClone} --period 2024-05`];
 }

@@ -26,18 +26,24 @@ export default defineCommand<StatusFlags, StatusResult>({
     new Option('--since <YYYY-MM>', "the first month (default: the source's earliest batch)"),
     new Option('--until <YYYY-MM>', 'the last month (default: the last complete month, or a later batch)'),
     new Option('--period <YYYY-MM>', 'only this month'),
-    new Option('--product <product>', 'only this product (default: those the source has batches for)').choices(PRODUCTS),
+    new Option('--product <product>', 'only this product (default: those the source has batches for)').choices(
+      PRODUCTS,
+    ),
     ...reviewOptions('poll until no month shown is received or in review (then --fail-on defaults to rejected)'),
   ],
   async run(op, io, flags) {
     const { wait, timeout, failOn } = reviewChoices(flags);
-    if (timeout !== undefined && !wait) throw new UsageError('--timeout goes with --wait', { hint: 'add --wait to wait for the review' });
+    if (timeout !== undefined && !wait)
+      throw new UsageError('--timeout goes with --wait', { hint: 'add --wait to wait for the review' });
     const { status, waitForReview } = await import('../../core/status/status.js');
     const options = { since: flags.since, until: flags.until, period: flags.period, product: flags.product, failOn };
     if (!wait) return status(options, op);
     return waitForReview({ ...options, timeout }, op.with({ onEvent: routeReview(io, noticePrinter(io)) }));
   },
   print(io, result, flags) {
-    return printStatus(io, result, { failOn: failOnFor(flags.failOn, flags.wait === true), waited: flags.wait ? (flags.timeout ?? '30m') : undefined });
+    return printStatus(io, result, {
+      failOn: failOnFor(flags.failOn, flags.wait === true),
+      waited: flags.wait ? (flags.timeout ?? '30m') : undefined,
+    });
   },
 });

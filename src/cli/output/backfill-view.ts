@@ -98,7 +98,9 @@ export class BackfillView {
       sent: 0,
     }));
     if (!this.io.interactive) {
-      this.io.notice(`delivering ${deliveries.length} folders, oldest first: ${deliveries.map((d) => label(d)).join(', ')}`);
+      this.io.notice(
+        `delivering ${deliveries.length} folders, oldest first: ${deliveries.map((d) => label(d)).join(', ')}`,
+      );
       return;
     }
     this.timer = setInterval(() => this.draw(), REDRAW_INTERVAL_MS);
@@ -139,7 +141,9 @@ export class BackfillView {
     month.transfer.done = done;
     month.transfer.total = total;
     if (this.io.interactive || !this.io.throttle.due(label(month))) return;
-    this.io.notice(`${label(month)}: ${progressLine({ sent: done, total, elapsedMs: now - month.transfer.startedAt }, kind)}`);
+    this.io.notice(
+      `${label(month)}: ${progressLine({ sent: done, total, elapsedMs: now - month.transfer.startedAt }, kind)}`,
+    );
   }
 
   /** A step's line off a terminal (on one, the live line shows it). */
@@ -164,7 +168,8 @@ export class BackfillView {
     month.failed = true;
     month.transfer = undefined;
     // An interruption is told once, for the whole run, by the command.
-    if (!(error instanceof InterruptedError)) this.io.error(`${label(month)}: ${error.message}`, error.hint, error.stack);
+    if (!(error instanceof InterruptedError))
+      this.io.error(`${label(month)}: ${error.message}`, error.hint, error.stack);
   }
 
   private notice(event: Extract<DeliveryEvent, { type: 'notice' }>): void {
@@ -194,9 +199,16 @@ export class BackfillView {
     const finished = this.months.filter((m) => m.state === 'finished').length;
     const sent = this.months.reduce((sum, m) => sum + m.sent, 0);
     const weight = this.months.reduce((sum, m) => sum + m.weight, 0);
-    const done = this.months.reduce((sum, m) => sum + (m.state === 'finished' ? 1 : (m.readFraction + m.sentFraction) / 2) * m.weight, 0) / weight;
+    const done =
+      this.months.reduce(
+        (sum, m) => sum + (m.state === 'finished' ? 1 : (m.readFraction + m.sentFraction) / 2) * m.weight,
+        0,
+      ) / weight;
     const elapsed = now - this.started;
-    const left = done >= ESTIMATE_AFTER.fraction && elapsed >= ESTIMATE_AFTER.ms && done < 1 ? `, about ${formatDuration((elapsed * (1 - done)) / done)} left` : '';
+    const left =
+      done >= ESTIMATE_AFTER.fraction && elapsed >= ESTIMATE_AFTER.ms && done < 1
+        ? `, about ${formatDuration((elapsed * (1 - done)) / done)} left`
+        : '';
     const rate = sent > 0 ? ` (${formatRate(sent, elapsed)})` : '';
     const failed = this.months.filter((m) => m.failed).length;
     return `${finished} of ${this.months.length} done${failed ? ` (${failed} failed)` : ''}, ${formatBytes(sent)} sent${rate}${left}`;

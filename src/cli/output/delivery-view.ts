@@ -65,6 +65,8 @@ export class DeliveryView {
     const ms = this.now().getTime() - this.uploadStarted;
     this.uploadStarted = undefined;
     const bytes = this.uploadBytes;
-    this.io.done(`uploaded ${formatBytes(bytes)} in ${formatDuration(ms)}${ms > 0 ? ` (${formatRate(bytes, ms)})` : ''}`);
+    this.io.done(
+      `uploaded ${formatBytes(bytes)} in ${formatDuration(ms)}${ms > 0 ? ` (${formatRate(bytes, ms)})` : ''}`,
+    );
   }
 }

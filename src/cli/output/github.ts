@@ -14,6 +14,13 @@ export function githubAnnotation(message: string): string {
 /** Appends a Markdown table to $GITHUB_STEP_SUMMARY; an empty header makes a name-value table without one. */
 export function appendStepSummary(file: string, title: string, rows: string[][], header: string[] = ['', '']): void {
   const row = (cells: string[]) => `| ${cells.map((cell) => cell.replace(/\|/g, '\\|')).join(' | ')} |`;
-  const markdown = ['### ' + title, '', row(header).replace(/ {2}/g, ' '), `|${header.map(() => '---').join('|')}|`, ...rows.map(row), ''];
+  const markdown = [
+    '### ' + title,
+    '',
+    row(header).replace(/ {2}/g, ' '),
+    `|${header.map(() => '---').join('|')}|`,
+    ...rows.map(row),
+    '',
+  ];
   appendFileSync(file, `${markdown.join('\n')}\n`);
 }

@@ -303,7 +303,8 @@ export class IO {
     const { tail } = this;
     if (!tail || !text) return;
     const at = timestamp(this.options.now());
-    for (const line of stripVTControlCharacters(this.redacted(text)).replace(/\n$/, '').split('\n')) tail.add(`${at} ${line}`);
+    for (const line of stripVTControlCharacters(this.redacted(text)).replace(/\n$/, '').split('\n'))
+      tail.add(`${at} ${line}`);
   }
 
   private line(text: string): void {

@@ -7,7 +7,12 @@ import { InterruptedError, UsageError } from '../../core/errors.js';
 import type { InputStream, OutputStream } from '../runtime.js';
 
 /** One line typed at the terminal; Ctrl-C is exit 130, Ctrl-D (no answer) a usage error. */
-export function ask(input: InputStream, output: OutputStream, question: string, options: { secret: boolean; signal: AbortSignal }): Promise<string> {
+export function ask(
+  input: InputStream,
+  output: OutputStream,
+  question: string,
+  options: { secret: boolean; signal: AbortSignal },
+): Promise<string> {
   return new Promise((resolve, reject) => {
     let muted = false;
     // readline echoes every key and redraws the line on this stream; while a secret is typed it goes nowhere.

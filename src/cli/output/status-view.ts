@@ -5,13 +5,23 @@
 import type { ChalkInstance } from 'chalk';
 import type { EventListener } from '../../core/delivery/events.js';
 import type { ReviewEvent } from '../../core/status/events.js';
-import { failingMonths, isPending, MONTH_STATES, type FailOnState, type MonthState, type MonthStatus } from '../../core/status/ledger.js';
+import {
+  failingMonths,
+  isPending,
+  MONTH_STATES,
+  type FailOnState,
+  type MonthState,
+  type MonthStatus,
+} from '../../core/status/ledger.js';
 import type { StatusResult } from '../../core/status/status.js';
 import { timestamp } from './format.js';
 import type { IO } from './io.js';
 import { renderTable } from './table.js';
 
-const STATE_COLOURS: Record<MonthState, keyof Pick<ChalkInstance, 'green' | 'yellow' | 'red' | 'cyan' | 'blue' | 'dim'>> = {
+const STATE_COLOURS: Record<
+  MonthState,
+  keyof Pick<ChalkInstance, 'green' | 'yellow' | 'red' | 'cyan' | 'blue' | 'dim'>
+> = {
   accepted: 'green',
   in_review: 'blue',
   received: 'cyan',
@@ -33,12 +43,18 @@ export function printStatus(io: IO, result: StatusResult, verdict: Verdict): num
 
 /** The table, a blank line, the counts and what to do. */
 export function statusText(io: IO, result: StatusResult): string {
-  return [renderTable(['PERIOD', 'PRODUCT', 'STATE', 'BATCH', 'RECORDS', 'DELIVERED'], cells(io, result.months), true), '', ...statusNotes(result)].join('\n');
+  return [
+    renderTable(['PERIOD', 'PRODUCT', 'STATE', 'BATCH', 'RECORDS', 'DELIVERED'], cells(io, result.months), true),
+    '',
+    ...statusNotes(result),
+  ].join('\n');
 }
 
 /** --quiet after a delivery: one line per month reviewed. */
 export function statusLines(result: StatusResult): string {
-  return result.months.map((m) => `${m.period} ${m.product}: ${m.state}${m.batch_id ? ` (${m.batch_id})` : ''}`).join('\n');
+  return result.months
+    .map((m) => `${m.period} ${m.product}: ${m.state}${m.batch_id ? ` (${m.batch_id})` : ''}`)
+    .join('\n');
 }
 
 /** What makes the exit code 7, for the lines that say so. */
@@ -54,9 +70,13 @@ export function sayVerdict(io: IO, result: StatusResult, { failOn, waited }: Ver
   if (result.exit_code === 0) return 0;
   const pending = waited === undefined ? [] : result.months.filter(isPending);
   const failing = failingMonths(result.months, failOn).filter((month) => !pending.includes(month));
-  if (failing.length > 0) io.error(`--fail-on ${failOn.join(',')}: ${named(failing, (m) => `${label(m)} is ${m.state}`)}`, undefined);
+  if (failing.length > 0)
+    io.error(`--fail-on ${failOn.join(',')}: ${named(failing, (m) => `${label(m)} is ${m.state}`)}`, undefined);
   if (pending.length > 0) {
-    io.error(`still pending when --timeout ${waited} ran out: ${named(pending, (m) => `${label(m)} (${m.state})`)}`, 'the review takes longer than the wait: bds status --wait waits again');
+    io.error(
+      `still pending when --timeout ${waited} ran out: ${named(pending, (m) => `${label(m)} (${m.state})`)}`,
+      'the review takes longer than the wait: bds status --wait waits again',
+    );
   }
   return result.exit_code;
 }
@@ -82,7 +102,10 @@ class ReviewWaitView {
     if (event.type === 'review_waiting') {
       this.deadline = event.deadline;
       if (io.interactive) io.live([this.liveLine(event.pending, event.nextPollAt)]);
-      else io.notice(`waiting for the review of ${pendingText(event.pending)}; checking every 15 s to 60 s, at most until ${timestamp(new Date(event.deadline))}`);
+      else
+        io.notice(
+          `waiting for the review of ${pendingText(event.pending)}; checking every 15 s to 60 s, at most until ${timestamp(new Date(event.deadline))}`,
+        );
       return;
     }
     // The wait is over: the live line goes first, so that the changes are the last lines above the result.
@@ -100,8 +123,12 @@ class ReviewWaitView {
 
 /** The counts of each state there is, and what to do about the missing, rejected, unfinished and pending months. */
 function statusNotes(result: StatusResult): string[] {
-  const counts = MONTH_STATES.filter((state) => result.counts[state] > 0).map((state) => `${result.counts[state]} ${state}`);
-  const periods = (state: MonthState) => [...new Set(result.months.filter((m) => m.state === state).map((m) => m.period))];
+  const counts = MONTH_STATES.filter((state) => result.counts[state] > 0).map(
+    (state) => `${result.counts[state]} ${state}`,
+  );
+  const periods = (state: MonthState) => [
+    ...new Set(result.months.filter((m) => m.state === state).map((m) => m.period)),
+  ];
   const folders = (list: string[]) => list.map((period) => `out/${period}`).join(' ');
   const missing = periods('missing');
   const rejected = periods('rejected');
@@ -109,12 +136,17 @@ function statusNotes(result: StatusResult): string[] {
   const pending = result.months.filter(isPending);
   const todo = [
     missing.length > 0 && `deliver the missing ${months(missing.length)}: bds deliver ${folders(missing)}`,
-    rejected.length > 0 && `deliver the rejected ${months(rejected.length)} again, once fixed: bds deliver ${folders(rejected)}`,
+    rejected.length > 0 &&
+      `deliver the rejected ${months(rejected.length)} again, once fixed: bds deliver ${folders(rejected)}`,
     unfinished.length > 0 &&
       `finish the unfinished ${unfinished.length === 1 ? 'delivery' : 'deliveries'} (${named(unfinished, label)}): the same bds deliver command again resumes ${unfinished.length === 1 ? 'it' : 'them'}`,
-    pending.length > 0 && `${pending.length} ${months(pending.length)} received or in review: bds status --wait waits for the verdict`,
+    pending.length > 0 &&
+      `${pending.length} ${months(pending.length)} received or in review: bds status --wait waits for the verdict`,
   ].filter((line): line is string => typeof line === 'string');
-  return [counts.length > 0 ? counts.join(', ') : 'no months', ...(todo.length > 0 ? ['To do:', ...todo.map((line) => `  ${line}`)] : [])];
+  return [
+    counts.length > 0 ? counts.join(', ') : 'no months',
+    ...(todo.length > 0 ? ['To do:', ...todo.map((line) => `  ${line}`)] : []),
+  ];
 }
 
 /** In a pipe: the same columns, tab-separated, no header, no colour. */

@@ -78,9 +78,13 @@ function noticeText(notice: Notice): { warning: boolean; text: string } {
           : `the stored file does not match sha256 ${notice.sha256}; uploading again`,
       );
     case 'retry':
-      return info(`${notice.reason}; retrying in ${formatDuration(notice.delayMs)} (attempt ${notice.attempt} of ${notice.maxAttempts})`);
+      return info(
+        `${notice.reason}; retrying in ${formatDuration(notice.delayMs)} (attempt ${notice.attempt} of ${notice.maxAttempts})`,
+      );
     case 'record_set_aside':
-      return warning(`the delivery record ${notice.file} could not be read; it was set aside as ${notice.setAsideAs} and this delivery starts from the server's list`);
+      return warning(
+        `the delivery record ${notice.file} could not be read; it was set aside as ${notice.setAsideAs} and this delivery starts from the server's list`,
+      );
     case 'schema_changes':
       return warning(schemaChangeText(notice.since, notice.changes));
     case 'record_count_differs':
@@ -112,7 +116,8 @@ export function schemaChangeText(since: { period: string; batchId: string | null
   return [
     `the schema differs from the one delivered for ${since.period}${since.batchId ? ` (${since.batchId})` : ''}:`,
     ...changes.added.map(
-      (c) => `  added    ${column(c)} (role ${cleanText(c.role)}, kind ${cleanText(c.kind)}${c.transform ? `, transform ${shown(c.transform)}` : ''})`,
+      (c) =>
+        `  added    ${column(c)} (role ${cleanText(c.role)}, kind ${cleanText(c.kind)}${c.transform ? `, transform ${shown(c.transform)}` : ''})`,
     ),
     ...changes.removed.map((c) => `  removed  ${column(c)}`),
     ...changes.changed.map((c) => `  changed  ${column(c)}: ${c.field} ${shown(c.from)} → ${shown(c.to)}`),

@@ -52,14 +52,19 @@ export class ApiClient {
       headers: { [IDEMPOTENCY_HEADER]: idempotencyKey },
       signal,
     });
-    const source = 'source' in res.body && res.body.source && typeof res.body.source === 'object' ? res.body.source : res.body;
+    const source =
+      'source' in res.body && res.body.source && typeof res.body.source === 'object' ? res.body.source : res.body;
     if (typeof (source as Source).id !== 'string') throw nonsense(res, 'POST /sources', 'source.id');
     const { name } = source as Source;
     // Shown to a person: safe for a terminal from here on.
     return typeof name === 'string' ? { ...(source as Source), name: cleanText(name) } : (source as Source);
   }
 
-  async createBatch(req: CreateBatchRequest, idempotencyKey: string, signal?: AbortSignal): Promise<CreateBatchResponse> {
+  async createBatch(
+    req: CreateBatchRequest,
+    idempotencyKey: string,
+    signal?: AbortSignal,
+  ): Promise<CreateBatchResponse> {
     const res = await this.http.json<CreateBatchResponse>('POST', `${API_PREFIX}/batches`, {
       body: req,
       headers: { [IDEMPOTENCY_HEADER]: idempotencyKey },
@@ -68,7 +73,11 @@ export class ApiClient {
     const { batch, upload } = res.body;
     checkBatch(res, batch, 'POST /batches');
     if (!isUploadTarget(upload)) {
-      throw nonsense(res, 'POST /batches', 'a usable upload (url, method, headers; https://, or http:// only to this machine)');
+      throw nonsense(
+        res,
+        'POST /batches',
+        'a usable upload (url, method, headers; https://, or http:// only to this machine)',
+      );
     }
     return { batch, upload: { ...upload, headers: upload.headers ?? {} } };
   }
@@ -83,7 +92,11 @@ export class ApiClient {
   }
 
   /** The batch as the answer gives it, and the exchange (for an error about a status that is not delivered). */
-  async completeBatch(id: string, sha256: string, signal?: AbortSignal): Promise<{ batch: BatchRef; request: RequestInfo }> {
+  async completeBatch(
+    id: string,
+    sha256: string,
+    signal?: AbortSignal,
+  ): Promise<{ batch: BatchRef; request: RequestInfo }> {
     const res = await this.http.json<CompleteBatchResponse>(
       'POST',
       `${API_PREFIX}/batches/${encodeURIComponent(id)}/complete`,

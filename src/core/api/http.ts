@@ -6,7 +6,14 @@ import { request, type Dispatcher } from 'undici';
 import { ApiError, AuthError, BdsError, NetworkError, type RequestInfo } from '../errors.js';
 import { Dispatchers, ProxyConnectError, proxyRefusal, type ProxyServer, type ProxyEnv } from './proxy.js';
 import { describeBody, errorCode, errorMessage, redactUrl } from './redact.js';
-import { RETRY_NETWORK_CODES, RETRY_STATUSES, Retryable, retryAfterMs, withRetries, type RetryNotice } from './retry.js';
+import {
+  RETRY_NETWORK_CODES,
+  RETRY_STATUSES,
+  Retryable,
+  retryAfterMs,
+  withRetries,
+  type RetryNotice,
+} from './retry.js';
 import { CLIENT_HEADER, REQUEST_ID_HEADER, type UploadTarget } from './types.js';
 
 export interface HttpTuning {
@@ -121,7 +128,13 @@ export class HttpClient {
       const requestId = header(res.headers, REQUEST_ID_HEADER);
       const answered: RequestInfo = { ...info, status: res.statusCode, ...(requestId ? { requestId } : {}) };
       if (res.statusCode >= 200 && res.statusCode < 300) {
-        return { status: res.statusCode, body: parseJson<T>(text, res.headers, answered), requestId, date: header(res.headers, 'date'), request: answered };
+        return {
+          status: res.statusCode,
+          body: parseJson<T>(text, res.headers, answered),
+          requestId,
+          date: header(res.headers, 'date'),
+          request: answered,
+        };
       }
       throw this.failure(answered, res.headers, text);
     });
@@ -207,7 +220,9 @@ export class HttpClient {
         bodyTimeout: this.tuning.idleTimeoutMs,
       });
       const requestId = header(res.headers, REQUEST_ID_HEADER);
-      this.log(`${info.method} ${info.url} → ${res.statusCode} (${this.options.now() - started} ms)${requestId ? ` [${requestId}]` : ''}`);
+      this.log(
+        `${info.method} ${info.url} → ${res.statusCode} (${this.options.now() - started} ms)${requestId ? ` [${requestId}]` : ''}`,
+      );
       return res;
     } catch (error) {
       this.log(`${info.method} ${info.url} → ${describeTransportError(error)} (${this.options.now() - started} ms)`);
@@ -216,7 +231,12 @@ export class HttpClient {
   }
 
   /** Reads an answer's body: a reset or a stall there is a transport failure like one before the headers. */
-  private async readBody(info: RequestInfo, res: Dispatcher.ResponseData, cap: number, signal: AbortSignal): Promise<string> {
+  private async readBody(
+    info: RequestInfo,
+    res: Dispatcher.ResponseData,
+    cap: number,
+    signal: AbortSignal,
+  ): Promise<string> {
     try {
       return await readCapped(res.body, cap);
     } catch (error) {
@@ -235,7 +255,10 @@ export class HttpClient {
     const proxy = this.dispatchers.proxyFor(new URL(info.url));
     const refusal = proxy && proxyRefusal(reason, proxy);
     if (refusal) {
-      const failure = new NetworkError(`${info.method} ${info.url} failed: ${refusal.message}`, info, { cause: reason, hint: refusal.hint });
+      const failure = new NetworkError(`${info.method} ${info.url} failed: ${refusal.message}`, info, {
+        cause: reason,
+        hint: refusal.hint,
+      });
       return RETRY_STATUSES.has(refusal.status) ? new Retryable(failure) : failure;
     }
     // A tunnel that could not be opened failed at the proxy: its own cause says how.
@@ -244,11 +267,10 @@ export class HttpClient {
     const code = errorCodeOf(cause);
     const words = describeTransportError(cause);
     const hint = (code === undefined ? undefined : TRANSPORT_HINTS[code]) ?? (proxy && proxyHint(proxy));
-    const failure = new NetworkError(
-      `${info.method} ${info.url} failed: ${proxyWords(proxy, tunnel, words)}`,
-      info,
-      { cause, ...(hint ? { hint } : {}) },
-    );
+    const failure = new NetworkError(`${info.method} ${info.url} failed: ${proxyWords(proxy, tunnel, words)}`, info, {
+      cause,
+      ...(hint ? { hint } : {}),
+    });
     return code !== undefined && RETRY_NETWORK_CODES.has(code) ? new Retryable(failure) : failure;
   }
 
@@ -273,7 +295,10 @@ export class HttpClient {
       });
     }
     if (RETRY_STATUSES.has(status)) {
-      return new Retryable(new NetworkError(line, info), retryAfterMs(header(headers, 'retry-after'), this.options.now()));
+      return new Retryable(
+        new NetworkError(line, info),
+        retryAfterMs(header(headers, 'retry-after'), this.options.now()),
+      );
     }
     if (status >= 500) return new NetworkError(line, info);
     return new ApiError(line, info, code === undefined ? {} : { code });
@@ -382,9 +407,13 @@ export function describeTransportError(error: unknown): string {
   if (words) return `${words} (${code})`;
   // OpenSSL's own message spans two lines and names its source files; its reason is what a person can read.
   const { reason } = (error ?? {}) as { reason?: unknown };
-  const message = typeof reason === 'string' && reason ? `TLS error: ${reason}` : error instanceof Error ? error.message : String(error);
+  const message =
+    typeof reason === 'string' && reason
+      ? `TLS error: ${reason}`
+      : error instanceof Error
+        ? error.message
+        : String(error);
   // Node 24 adds advice about its own flag to certificate errors; bds's hint says what to do instead.
   const line = message.replace(NODE_CA_ADVICE, '').replace(/\s+/g, ' ').trim();
   return code ? `${line} (${code})` : line;
 }
-

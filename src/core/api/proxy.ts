@@ -70,7 +70,8 @@ export class Dispatchers {
         ...this.agentOptions(),
         // The connection to the proxy and its answer to CONNECT get bds's timeouts too (undici's are 10 s and 300 s).
         proxyTls: { timeout: connectTimeoutMs },
-        clientFactory: (origin, options) => new ProxyPool(origin, { ...options, headersTimeout: headersTimeoutMs, bodyTimeout: idleTimeoutMs }),
+        clientFactory: (origin, options) =>
+          new ProxyPool(origin, { ...options, headersTimeout: headersTimeoutMs, bodyTimeout: idleTimeoutMs }),
       });
       this.proxied.set(proxy.url.href, agent);
     }
@@ -103,7 +104,10 @@ export class ProxyConnectError extends Error {
  */
 class ProxyPool extends Pool {
   override connect(options: Dispatcher.ConnectOptions): Promise<Dispatcher.ConnectData>;
-  override connect(options: Dispatcher.ConnectOptions, callback: (err: Error | null, data: Dispatcher.ConnectData) => void): void;
+  override connect(
+    options: Dispatcher.ConnectOptions,
+    callback: (err: Error | null, data: Dispatcher.ConnectData) => void,
+  ): void;
   override connect(
     options: Dispatcher.ConnectOptions,
     callback?: (err: Error | null, data: Dispatcher.ConnectData) => void,
@@ -130,7 +134,9 @@ function proxySetting(env: ProxyEnv, lower: string): ProxySetting {
   if (!URL.canParse(written)) return unusable(`${showUnparsed(value)} is not a URL`);
   const url = new URL(written);
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    return unusable(`${redactUrl(url)} is a ${url.protocol.slice(0, -1)} proxy; bds speaks to http:// and https:// proxies`);
+    return unusable(
+      `${redactUrl(url)} is a ${url.protocol.slice(0, -1)} proxy; bds speaks to http:// and https:// proxies`,
+    );
   }
   if (!url.hostname) return unusable(`${redactUrl(url)} names no host`);
   return { variable, url, shown: redactUrl(url) };
@@ -157,7 +163,10 @@ function bypasses(url: URL, noProxy: string): boolean {
 }
 
 /** A proxy that refused the tunnel (it answered CONNECT with another status than 200): named, without credentials. */
-export function proxyRefusal(error: unknown, proxy: ProxyServer): { message: string; hint: string; status: number } | undefined {
+export function proxyRefusal(
+  error: unknown,
+  proxy: ProxyServer,
+): { message: string; hint: string; status: number } | undefined {
   const match = /Proxy response \((\d+)\)/.exec(error instanceof Error ? error.message : '');
   if (!match) return undefined;
   const status = Number(match[1]);

@@ -80,10 +80,19 @@ export async function withRetries<T>(
           `${error.failure.message} (gave up after ${n} attempt${n === 1 ? '' : 's'} in ${Math.round(elapsed / 1000)} s)`,
           error.failure.request,
           // A hint about the failure itself (a proxy to check) says more than the general one.
-          { cause: error.failure.cause, hint: error.failure.hint ?? 'the service or the network is failing; run the same command again later' },
+          {
+            cause: error.failure.cause,
+            hint: error.failure.hint ?? 'the service or the network is failing; run the same command again later',
+          },
         );
       }
-      deps.onRetry?.({ request: info, attempt: n + 1, maxAttempts: limits.maxAttempts, delayMs, reason: error.failure.message });
+      deps.onRetry?.({
+        request: info,
+        attempt: n + 1,
+        maxAttempts: limits.maxAttempts,
+        delayMs,
+        reason: error.failure.message,
+      });
       await deps.sleep(delayMs, deps.signal);
     }
   }

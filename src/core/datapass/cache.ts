@@ -84,7 +84,9 @@ export class PassCache {
 
 function checksumOf(entry: Omit<Entry, 'checksum'> & { checksum?: string }): string {
   const { checksum: _ignored, ...rest } = entry;
-  const fields = Object.keys(rest).sort().map((key) => [key, rest[key as keyof typeof rest]]);
+  const fields = Object.keys(rest)
+    .sort()
+    .map((key) => [key, rest[key as keyof typeof rest]]);
   return createHash('sha256').update(JSON.stringify(fields)).digest('hex');
 }
 

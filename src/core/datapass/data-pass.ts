@@ -64,7 +64,10 @@ export interface DataPassOptions {
   name?: string | undefined;
 }
 
-export async function passOverDataFile(file: string, { tmpDir, signal, onRead, copy: keepCopy, cache, name = file }: DataPassOptions): Promise<DataPass> {
+export async function passOverDataFile(
+  file: string,
+  { tmpDir, signal, onRead, copy: keepCopy, cache, name = file }: DataPassOptions,
+): Promise<DataPass> {
   let before: Stats;
   try {
     before = await fs.stat(file);
@@ -81,7 +84,11 @@ export async function passOverDataFile(file: string, { tmpDir, signal, onRead, c
   const zlib = zlibFor(!gzipped);
   const remembered = await cache?.recall(stamp, zlib);
   if (remembered) {
-    return { ...remembered, upload: { source: stamp, size: remembered.size, form: gzipped ? 'as-is' : 'gzip' }, fromCache: true };
+    return {
+      ...remembered,
+      upload: { source: stamp, size: remembered.size, form: gzipped ? 'as-is' : 'gzip' },
+      fromCache: true,
+    };
   }
 
   // A name of bds's own for the gzipped copy of a plain .jsonl: the data file's name could make it longer
@@ -93,7 +100,14 @@ export async function passOverDataFile(file: string, { tmpDir, signal, onRead, c
     pass =
       before.size >= PARALLEL_FROM
         ? await passOnThread({ file, name, before: stamp, copy, tmpDir, workers: workerCount() }, signal, reportRead)
-        : await passOverFile(file, stamp, { name, copy, tmpDir, runner: new InlineRunner(), signal, onRead: reportRead });
+        : await passOverFile(file, stamp, {
+            name,
+            copy,
+            tmpDir,
+            runner: new InlineRunner(),
+            signal,
+            onRead: reportRead,
+          });
   } catch (error) {
     // Whatever failed, on this thread or the pass thread (even one stopped half-way): a temp folder that is not
     // one (ENOTDIR) has nothing to remove either.

@@ -16,14 +16,24 @@ export interface FileStamp {
 }
 
 export function stampOf(file: string, stat: Stats): FileStamp {
-  return { path: path.resolve(file), size: stat.size, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs, ino: stat.ino, dev: stat.dev };
+  return {
+    path: path.resolve(file),
+    size: stat.size,
+    mtimeMs: stat.mtimeMs,
+    ctimeMs: stat.ctimeMs,
+    ino: stat.ino,
+    dev: stat.dev,
+  };
 }
 
 /**
  * What changed since the stamp, in words for an error ("changed (…)"), or undefined when nothing did. `now` is
  * what a stat of the file finds now; undefined when it is gone.
  */
-export function changeSince(stamp: FileStamp, now: Pick<Stats, 'size' | 'mtimeMs' | 'ctimeMs' | 'ino' | 'dev'> | undefined): string | undefined {
+export function changeSince(
+  stamp: FileStamp,
+  now: Pick<Stats, 'size' | 'mtimeMs' | 'ctimeMs' | 'ino' | 'dev'> | undefined,
+): string | undefined {
   if (!now) return 'it disappeared';
   if (now.size !== stamp.size || now.mtimeMs !== stamp.mtimeMs) return 'its size or modification time';
   // Written in place with its modification time set back (a copy that keeps times, say): only ctime moves.

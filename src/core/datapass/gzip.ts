@@ -49,7 +49,8 @@ export function createParallelGzip(pool: TaskRunner, options: ParallelGzipOption
   const level = options.level === undefined || options.level === -1 ? 6 : options.level;
   if (!Number.isInteger(level) || level < 0 || level > 9) throw new RangeError(`level must be 0 to 9, not ${level}`);
   const blockBytes = options.blockBytes ?? BLOCK_BYTES;
-  if (!Number.isInteger(blockBytes) || blockBytes < WINDOW) throw new RangeError(`blockBytes must be at least ${WINDOW}`);
+  if (!Number.isInteger(blockBytes) || blockBytes < WINDOW)
+    throw new RangeError(`blockBytes must be at least ${WINDOW}`);
   const bufferBytes = WINDOW + blockBytes;
 
   let crc = 0;

@@ -50,7 +50,8 @@ export class ParallelLinesChecker {
     options: ParallelLinesOptions = {},
   ) {
     this.chunkBytes = options.chunkBytes ?? CHUNK_BYTES;
-    if (!Number.isInteger(this.chunkBytes) || this.chunkBytes < 1) throw new RangeError('chunkBytes must be a positive integer');
+    if (!Number.isInteger(this.chunkBytes) || this.chunkBytes < 1)
+      throw new RangeError('chunkBytes must be a positive integer');
     this.results = new InOrder(options.maxInFlight ?? pool.size + 2, (result) => this.take(result));
     this.buffer = Buffer.alloc(this.chunkBytes);
   }
@@ -138,7 +139,10 @@ export class ParallelLinesChecker {
 
   private take(result: LinesResult): void {
     if (result.bad) {
-      throw this.bad(this.linesTaken + result.bad.line, result.bad.what === 'not-object' ? 'is not a JSON object' : 'is not valid JSON');
+      throw this.bad(
+        this.linesTaken + result.bad.line,
+        result.bad.what === 'not-object' ? 'is not a JSON object' : 'is not valid JSON',
+      );
     }
     this.recordsTaken += result.records;
     this.linesTaken += result.lines;

@@ -29,7 +29,6 @@ export const READ_CHUNK = 1 << 20;
  */
 export const GZIP_LEVEL = 6;
 
-
 export interface PassOptions {
   /** How messages name the file. */
   name: string;
@@ -116,7 +115,8 @@ export async function passOverFile(file: string, before: FileStamp, options: Pas
       );
       // zlib stops at zeros after the last member and drops whatever follows them unread: bytesWritten is where
       // the gzip data ended. Zeros alone are padding, as gzip -t accepts it; anything else is not.
-      if (gunzip.bytesWritten < before.size && !(await onlyZerosFrom(file, gunzip.bytesWritten))) throw trailingGarbage(name);
+      if (gunzip.bytesWritten < before.size && !(await onlyZerosFrom(file, gunzip.bytesWritten)))
+        throw trailingGarbage(name);
       size = before.size;
     } else {
       if (copy) await fs.mkdir(path.dirname(copy), { recursive: true });
@@ -195,7 +195,7 @@ async function onlyZerosFrom(file: string, offset: number): Promise<boolean> {
   const handle = await fs.open(file, 'r');
   try {
     const buffer = Buffer.alloc(READ_CHUNK);
-    for (let position = offset; ; ) {
+    for (let position = offset; ;) {
       const { bytesRead } = await handle.read(buffer, 0, buffer.length, position);
       if (bytesRead === 0) return true;
       if (buffer.subarray(0, bytesRead).some((byte) => byte !== 0)) return false;

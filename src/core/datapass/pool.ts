@@ -57,7 +57,10 @@ interface Queued extends Running {
 export function startWorker(workerData: { role?: 'pass' } = {}): Worker {
   const source = (globalThis as { __bdsWorkerSource?: unknown }).__bdsWorkerSource;
   if (typeof source === 'string') {
-    return new Worker(source, { eval: true, workerData: workerData.role === 'pass' ? { ...workerData, source } : workerData });
+    return new Worker(source, {
+      eval: true,
+      workerData: workerData.role === 'pass' ? { ...workerData, source } : workerData,
+    });
   }
   return new Worker(workerScript(import.meta.url), { workerData });
 }
@@ -73,7 +76,9 @@ export function workerScript(moduleUrl: string): URL {
   if (at === -1) throw new Error(`cannot find the compiled worker for ${moduleUrl}`);
   const compiled = new URL(`${beside.href.slice(0, at)}/dist/${beside.href.slice(at + '/src/'.length)}`);
   if (!existsSync(fileURLToPath(compiled))) {
-    throw new Error(`${fileURLToPath(compiled)} is missing: run \`npm run build\` first (tests run from sources use dist/ for worker threads)`);
+    throw new Error(
+      `${fileURLToPath(compiled)} is missing: run \`npm run build\` first (tests run from sources use dist/ for worker threads)`,
+    );
   }
   return compiled;
 }
@@ -142,7 +147,12 @@ export class WorkerPool implements TaskRunner {
     this.running.delete(worker);
     if (job) {
       if ('error' in reply) {
-        job.reject(Object.assign(new Error(`worker: ${reply.error.message}`), { name: reply.error.name, stack: reply.error.stack }));
+        job.reject(
+          Object.assign(new Error(`worker: ${reply.error.message}`), {
+            name: reply.error.name,
+            stack: reply.error.stack,
+          }),
+        );
       } else {
         job.resolve(reply.result);
       }

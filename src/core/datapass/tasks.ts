@@ -55,7 +55,8 @@ export interface TaskMessage {
   task: Task;
 }
 /** Worker to that thread: a result, or what the task threw. */
-export type ReplyMessage = { id: number; result: TaskResult } | { id: number; error: { name: string; message: string; stack?: string } };
+export type ReplyMessage =
+  { id: number; result: TaskResult } | { id: number; error: { name: string; message: string; stack?: string } };
 
 export function runTask(task: Task): TaskResult {
   switch (task.kind) {

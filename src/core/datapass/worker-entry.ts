@@ -11,7 +11,8 @@ const port = parentPort;
 if (port) {
   const started = (workerData ?? {}) as { role?: unknown; source?: unknown };
   // In the single executable, the workers this thread starts (the pass thread's pool) run the same source.
-  if (typeof started.source === 'string') (globalThis as { __bdsWorkerSource?: string }).__bdsWorkerSource = started.source;
+  if (typeof started.source === 'string')
+    (globalThis as { __bdsWorkerSource?: string }).__bdsWorkerSource = started.source;
   if (started.role === 'pass') {
     // Loaded only here: a task worker has no use for the pass's streams.
     void import('./thread.js').then(({ servePass }) => servePass(port, workerData as PassRequest));

@@ -30,7 +30,6 @@ import { RunChecksums } from './same-file.js';
 import { failureData, type FailureData } from './failure.js';
 import { checkReviewChoices, reviewOf, type ReviewChoices, type StatusResult } from '../status/status.js';
 
-
 export interface DeliverManyOptions extends DeliveryChoices, ReviewChoices {
   /** The folders, each named for its month (`out/2024-05`). */
   dirs: string[];
@@ -81,7 +80,16 @@ export async function deliverFolders(options: DeliverManyOptions, op: Operation)
     type: 'queued',
     deliveries: await Promise.all(
       // The sizes weigh each month in an estimate of the time left; the pass itself reports a file it cannot read.
-      folders.map(async ({ given, period, product, dataFile }) => ({ dir: given, period, product, dataFile, bytes: await stat(dataFile).then((s) => s.size, () => 0) })),
+      folders.map(async ({ given, period, product, dataFile }) => ({
+        dir: given,
+        period,
+        product,
+        dataFile,
+        bytes: await stat(dataFile).then(
+          (s) => s.size,
+          () => 0,
+        ),
+      })),
     ),
   });
 
@@ -93,7 +101,10 @@ export async function deliverFolders(options: DeliverManyOptions, op: Operation)
   const worker = async (): Promise<void> => {
     while (next < folders.length && !op.signal.aborted && !keyRefused) {
       const index = next++;
-      const month: MonthInRun = { earlier: runEarlier(folders, index), sameFileBefore: (sha256) => checksums.sameFileBefore(index, sha256) };
+      const month: MonthInRun = {
+        earlier: runEarlier(folders, index),
+        sameFileBefore: (sha256) => checksums.sameFileBefore(index, sha256),
+      };
       const result = await deliverMonth(folders[index]!, target, options, op, month);
       // A month that failed before its pass found its checksum: the later months stop waiting for it.
       checksums.found(index, undefined);
@@ -153,13 +164,17 @@ async function checkAll(options: DeliverManyOptions, op: Operation): Promise<Fol
   }
   if (failures.length > 1) {
     throw new UsageError(
-      [`${failures.length} of ${options.dirs.length} folders failed their checks; nothing was sent:`, ...failures.map(({ dir, error }) => `  ${dir}: ${error.message}`)].join('\n'),
+      [
+        `${failures.length} of ${options.dirs.length} folders failed their checks; nothing was sent:`,
+        ...failures.map(({ dir, error }) => `  ${dir}: ${error.message}`),
+      ].join('\n'),
       { hint: 'fix these folders, or leave them out, and run the same command again' },
     );
   }
-  return accepted.sort((a, b) => a.period.localeCompare(b.period) || PRODUCTS.indexOf(a.product) - PRODUCTS.indexOf(b.product));
+  return accepted.sort(
+    (a, b) => a.period.localeCompare(b.period) || PRODUCTS.indexOf(a.product) - PRODUCTS.indexOf(b.product),
+  );
 }
-
 
 /** What a month's events told of it, for the result of a month that fails half-way. */
 interface MonthRecords {
@@ -173,7 +188,9 @@ interface MonthRecords {
 function runEarlier(folders: FolderCheck[], index: number): SchemaBaseline | undefined {
   const { product } = folders[index]!;
   const earlier = folders.slice(0, index).findLast((folder) => folder.product === product);
-  return earlier && { period: earlier.period, batchId: undefined, columns: schemaColumns(earlier.product, earlier.schema) };
+  return (
+    earlier && { period: earlier.period, batchId: undefined, columns: schemaColumns(earlier.product, earlier.schema) }
+  );
 }
 
 /** One month as a single delivery; its failure becomes its result. Either way an 'ended' event says it is over. */
@@ -186,7 +203,8 @@ async function deliverMonth(
 ): Promise<MonthResult> {
   const records: MonthRecords = {};
   const onEvent = (event: DeliveryEvent): void => {
-    if (event.type === 'step' && event.step === 'checked') Object.assign(records, { recordCount: event.recordCount, bytes: event.bytes, sha256: event.sha256 });
+    if (event.type === 'step' && event.step === 'checked')
+      Object.assign(records, { recordCount: event.recordCount, bytes: event.bytes, sha256: event.sha256 });
     if (event.type === 'step' && 'batchId' in event) records.batchId = event.batchId;
     op.onEvent(event);
   };
@@ -194,7 +212,11 @@ async function deliverMonth(
   try {
     // --verbose's lines of several months at once interleave: each names its month.
     const log = op.log && ((line: string) => op.log!(`${folder.period} ${folder.product}: ${line}`));
-    result = { ...(await runDelivery(folder, target, choices, op.with({ onEvent, log }), month)), dir: folder.dir, error: null };
+    result = {
+      ...(await runDelivery(folder, target, choices, op.with({ onEvent, log }), month)),
+      dir: folder.dir,
+      error: null,
+    };
   } catch (thrown) {
     const error = toBdsError(thrown);
     result = failed(folder, target.sourceId, records, error);
@@ -215,7 +237,13 @@ function ended(op: Operation, folder: FolderCheck, error: BdsError | null): void
   }
 }
 
-function failed(folder: FolderCheck, sourceId: string, records: MonthRecords, error: BdsError, message = error.message): MonthResult {
+function failed(
+  folder: FolderCheck,
+  sourceId: string,
+  records: MonthRecords,
+  error: BdsError,
+  message = error.message,
+): MonthResult {
   return {
     batch: records.batchId === undefined ? null : { id: records.batchId, status: null },
     source_id: sourceId,

@@ -58,7 +58,12 @@ export interface DryRunResult extends DeliverySummary {
    * What a real run would do: deliver, resume, skip (already delivered) or stop (delivered from another file, or
    * this file is another month's), with the batch that decides it and, to stop, the error it would stop with.
    */
-  would: { action: 'deliver' | 'resume' | 'skip' | 'stop'; batch_id: string | null; status: BatchStatus | null; error: FailureData | null };
+  would: {
+    action: 'deliver' | 'resume' | 'skip' | 'stop';
+    batch_id: string | null;
+    status: BatchStatus | null;
+    error: FailureData | null;
+  };
 }
 
 /** Several folders: what one month's delivery knows of the others in its run. */
@@ -182,7 +187,12 @@ export async function runDelivery(
         };
         if (options.dryRun) {
           const { decision, existing, refusal } = await delivery.preview();
-          return { dry_run: true, ...summary, existing_batch: existing ?? null, would: wouldDo(decision, refusal, sameFile) };
+          return {
+            dry_run: true,
+            ...summary,
+            existing_batch: existing ?? null,
+            would: wouldDo(decision, refusal, sameFile),
+          };
         }
         const outcome = await delivery.run();
         return { batch: outcome.batch, ...summary, skipped: outcome.skipped, resumed: outcome.resumed };
@@ -198,7 +208,11 @@ export async function runDelivery(
 }
 
 /** `refusal`: what a real run would stop with (preview's); `sameFile`: the other month whose data file this is. */
-function wouldDo(decision: RerunDecision, refusal: BdsError | undefined, sameFile: SameFile | undefined): DryRunResult['would'] {
+function wouldDo(
+  decision: RerunDecision,
+  refusal: BdsError | undefined,
+  sameFile: SameFile | undefined,
+): DryRunResult['would'] {
   const error = refusal ? failureData(refusal) : null;
   switch (decision.kind) {
     case 'delivered':
@@ -209,6 +223,11 @@ function wouldDo(decision: RerunDecision, refusal: BdsError | undefined, sameFil
       // This file is another month's: that month's batch, when a delivery recorded here made it.
       if (refusal) return { action: 'stop', batch_id: sameFile?.batchId ?? null, status: null, error };
       if (decision.kind === 'new') return { action: 'deliver', batch_id: null, status: null, error: null };
-      return { action: 'resume', batch_id: decision.record.batchId ?? null, status: decision.record.status ?? null, error: null };
+      return {
+        action: 'resume',
+        batch_id: decision.record.batchId ?? null,
+        status: decision.record.status ?? null,
+        error: null,
+      };
   }
 }

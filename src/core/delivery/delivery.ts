@@ -66,9 +66,17 @@ export class Delivery {
   constructor(options: DeliveryOptions) {
     this.options = options;
     const { plan } = options;
-    this.key = { api: options.api, sourceId: options.sourceId, period: plan.period, product: plan.product, sha256: plan.sha256 };
+    this.key = {
+      api: options.api,
+      sourceId: options.sourceId,
+      period: plan.period,
+      product: plan.product,
+      sha256: plan.sha256,
+    };
     if (options.signal?.aborted) this.abort(abortError(options.signal));
-    const { own, other } = options.records.read(this.key, options.keyMode, (corrupt) => this.notice({ code: 'record_set_aside', ...corrupt }));
+    const { own, other } = options.records.read(this.key, options.keyMode, (corrupt) =>
+      this.notice({ code: 'record_set_aside', ...corrupt }),
+    );
     this.record = own ?? this.version1Record();
     this.otherModeRecord = other;
   }
@@ -79,7 +87,6 @@ export class Delivery {
     const record = records.readVersion1(this.key, baseUrl);
     return record && { ...record, inputsDigest: plan.inputsDigest, columns: plan.columns };
   }
-
 
   /** Aborted by abort() or by the signal it was given; in-flight requests stop, the record stays saved. */
   get signal(): AbortSignal {
@@ -98,10 +105,17 @@ export class Delivery {
     return this.followingSignal(() => this.previewed());
   }
 
-  private async previewed(): Promise<{ decision: RerunDecision; existing: BatchListEntry | undefined; refusal: BdsError | undefined }> {
+  private async previewed(): Promise<{
+    decision: RerunDecision;
+    existing: BatchListEntry | undefined;
+    refusal: BdsError | undefined;
+  }> {
     const batches = await this.periodBatches();
     const decision = this.decide(this.options.force ? undefined : batches);
-    const refusal = decision.kind === 'delivered' ? undefined : (this.sameFileRefusal() ?? (decision.kind === 'conflict' ? this.conflictError(decision.batch) : undefined));
+    const refusal =
+      decision.kind === 'delivered'
+        ? undefined
+        : (this.sameFileRefusal() ?? (decision.kind === 'conflict' ? this.conflictError(decision.batch) : undefined));
     return { decision, existing: batches[0], refusal };
   }
 
@@ -195,8 +209,20 @@ export class Delivery {
   private sameFileRefusal(): UsageError | undefined {
     const { sameFile, force, plan, several } = this.options;
     if (!sameFile) return undefined;
-    if (!force) return sameFileError(sameFile, { dataFile: plan.dataFile, period: plan.period, sha256: plan.sha256, given: plan.given, several: several === true });
-    this.notice({ code: 'same_file', otherPeriod: sameFile.period, otherDir: sameFile.dir, otherBatchId: sameFile.batchId });
+    if (!force)
+      return sameFileError(sameFile, {
+        dataFile: plan.dataFile,
+        period: plan.period,
+        sha256: plan.sha256,
+        given: plan.given,
+        several: several === true,
+      });
+    this.notice({
+      code: 'same_file',
+      otherPeriod: sameFile.period,
+      otherDir: sameFile.dir,
+      otherBatchId: sameFile.batchId,
+    });
     return undefined;
   }
 
@@ -204,11 +230,22 @@ export class Delivery {
   private warnSkip(batch: BatchListEntry): void {
     const { plan, keyMode } = this.options;
     if (batch.record_count !== plan.recordCount) {
-      this.notice({ code: 'record_count_differs', batchId: batch.id, listed: batch.record_count, local: plan.recordCount });
+      this.notice({
+        code: 'record_count_differs',
+        batchId: batch.id,
+        listed: batch.record_count,
+        local: plan.recordCount,
+      });
     }
     // The list does not say which key made a batch: a test key's, never billable, looks the same.
     if (keyMode === 'live') {
-      this.notice({ code: 'skipped_on_service_word', batchId: batch.id, status: batch.status, sourceId: this.key.sourceId, period: this.key.period });
+      this.notice({
+        code: 'skipped_on_service_word',
+        batchId: batch.id,
+        status: batch.status,
+        sourceId: this.key.sourceId,
+        period: this.key.period,
+      });
     }
   }
 
@@ -315,7 +352,10 @@ export class Delivery {
         }
       }
       if (!isDelivered(batch.status)) {
-        throw new NetworkError(`the service answered complete for ${batchId} with status ${batch.status}, not received`, request);
+        throw new NetworkError(
+          `the service answered complete for ${batchId} with status ${batch.status}, not received`,
+          request,
+        );
       }
       this.save({ step: 'completed', status: batch.status });
       return batch;
@@ -329,8 +369,11 @@ export class Delivery {
     uploadedAgain: boolean,
   ): Promise<{ kind: 'confirmed'; batch: BatchRef } | { kind: 'upload'; reason: 'missing' | 'checksum' }> {
     if (error.status === 409) {
-      const listed = (await this.options.client.listBatches(this.key.sourceId, this.signal)).find((b) => b.id === batchId);
-      if (listed && isDelivered(listed.status)) return { kind: 'confirmed', batch: { id: batchId, status: listed.status } };
+      const listed = (await this.options.client.listBatches(this.key.sourceId, this.signal)).find(
+        (b) => b.id === batchId,
+      );
+      if (listed && isDelivered(listed.status))
+        return { kind: 'confirmed', batch: { id: batchId, status: listed.status } };
       if (!uploadedAgain && (listed?.status === 'awaiting_upload' || error.code === ERROR_CODES.uploadMissing)) {
         return { kind: 'upload', reason: 'missing' };
       }
@@ -351,14 +394,18 @@ export class Delivery {
   private assertFileUnchanged(): void {
     const { upload, dataName } = this.options.plan;
     const change = changeSince(upload.source, statOrUndefined(upload.source.path));
-    if (change === 'it disappeared') throw new UsageError(`${dataName} disappeared during the delivery; nothing was confirmed`);
+    if (change === 'it disappeared')
+      throw new UsageError(`${dataName} disappeared during the delivery; nothing was confirmed`);
     if (change !== undefined) throw this.changedError(change);
   }
 
   private changedError(what: string): UsageError {
-    return new UsageError(`${this.options.plan.dataName} changed during the delivery (${what}); nothing was confirmed`, {
-      hint: 'run bds deliver again once the file is final',
-    });
+    return new UsageError(
+      `${this.options.plan.dataName} changed during the delivery (${what}); nothing was confirmed`,
+      {
+        hint: 'run bds deliver again once the file is final',
+      },
+    );
   }
 
   private requireBatch(): { batchId: string; upload: NonNullable<DeliveryRecord['upload']> } {
@@ -391,14 +438,22 @@ export class Delivery {
     } catch (error) {
       const batchId = this.record.batchId;
       if (batchId === undefined || !(error instanceof UsageError)) throw error;
-      throw new RecordNotSavedError(`${batchId} was created, but ${error.message.replace(/^cannot write/, 'bds could not write')}`, {
-        hint: 'free the space or fix the folder, then run the same command again: it resumes this batch',
-      });
+      throw new RecordNotSavedError(
+        `${batchId} was created, but ${error.message.replace(/^cannot write/, 'bds could not write')}`,
+        {
+          hint: 'free the space or fix the folder, then run the same command again: it resumes this batch',
+        },
+      );
     }
   }
 
   private step(event: StepData): void {
-    this.options.onEvent({ type: 'step', period: this.key.period, product: this.options.plan.product, ...event } as StepEvent);
+    this.options.onEvent({
+      type: 'step',
+      period: this.key.period,
+      product: this.options.plan.product,
+      ...event,
+    } as StepEvent);
   }
 
   private notice(notice: Notice): void {
@@ -406,12 +461,21 @@ export class Delivery {
   }
 
   private emitProgress(batchId: string, sent: number, total: number): void {
-    this.options.onEvent({ type: 'progress', period: this.key.period, product: this.options.plan.product, batchId, sent, total });
+    this.options.onEvent({
+      type: 'progress',
+      period: this.key.period,
+      product: this.options.plan.product,
+      batchId,
+      sent,
+      total,
+    });
   }
 }
 
 function isChecksumMismatch(error: ApiError): boolean {
-  return error.code === ERROR_CODES.checksumMismatch || (error.status === 422 && /checksum|sha-?256/i.test(error.message));
+  return (
+    error.code === ERROR_CODES.checksumMismatch || (error.status === 422 && /checksum|sha-?256/i.test(error.message))
+  );
 }
 
 /**

@@ -19,9 +19,19 @@ export interface Subject {
 }
 
 export type StepEvent = Subject & { type: 'step' } & (
-    | /** The one pass over the data file begins. */ { step: 'checking'; subject: 'file'; dir: string; dataFile: string; bytes: number }
+    | /** The one pass over the data file begins. */ {
+        step: 'checking';
+        subject: 'file';
+        dir: string;
+        dataFile: string;
+        bytes: number;
+      }
     | { step: 'checked'; dataFile: string; recordCount: number; bytes: number; sha256: string; fromCache: boolean }
-    | /** The re-run check: the source's batches for this period. */ { step: 'checking'; subject: 'batches'; sourceId: string }
+    | /** The re-run check: the source's batches for this period. */ {
+        step: 'checking';
+        subject: 'batches';
+        sourceId: string;
+      }
     | { step: 'creating' }
     | { step: 'uploading'; batchId: string; bytes: number }
     | { step: 'completing'; batchId: string; sha256: string }
@@ -29,7 +39,11 @@ export type StepEvent = Subject & { type: 'step' } & (
   );
 
 /** A step event without what every event of a delivery carries. */
-export type StepData = StepEvent extends infer E ? (E extends StepEvent ? Omit<E, 'type' | 'period' | 'product'> : never) : never;
+export type StepData = StepEvent extends infer E
+  ? E extends StepEvent
+    ? Omit<E, 'type' | 'period' | 'product'>
+    : never
+  : never;
 
 export type Notice =
   /** A settings or pre-flight warning; its text is the core's, like an error message. */
@@ -40,7 +54,15 @@ export type Notice =
   | { code: 'inputs_changed'; batchId: string | undefined }
   | { code: 'upload_url_refused'; reason: string }
   | { code: 'uploading_again'; batchId: string; reason: 'missing' | 'checksum'; sha256: string }
-  | { code: 'retry'; method: string; url: string; attempt: number; maxAttempts: number; delayMs: number; reason: string }
+  | {
+      code: 'retry';
+      method: string;
+      url: string;
+      attempt: number;
+      maxAttempts: number;
+      delayMs: number;
+      reason: string;
+    }
   | { code: 'record_set_aside'; file: string; setAsideAs: string }
   | { code: 'schema_changes'; since: { period: string; batchId: string | null }; changes: ColumnDiff }
   /** --skip-delivered found a delivered batch whose record count differs from this file's. */

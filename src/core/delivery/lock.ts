@@ -113,7 +113,6 @@ function holderIsRunning(
   return started === undefined || Number.isNaN(written) || started <= written + START_TIME_SLACK_MS;
 }
 
-
 function readOwner(file: string): LockOwner | undefined {
   try {
     const owner = JSON.parse(readFileSync(file, 'utf8')) as LockOwner;

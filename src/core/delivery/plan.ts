@@ -26,10 +26,25 @@ export interface DeliveryPlan extends FolderCheck, DataPass {
  * The one pass over the data file (or what an earlier pass over the same unchanged file found), told as the
  * steps `checking` and `checked`. `copy`: a delivery wants a gzipped copy of a plain .jsonl to upload.
  */
-export async function planFolder(folder: FolderCheck, op: Operation, { copy }: { copy: boolean }): Promise<DeliveryPlan> {
+export async function planFolder(
+  folder: FolderCheck,
+  op: Operation,
+  { copy }: { copy: boolean },
+): Promise<DeliveryPlan> {
   const subject = { period: folder.period, product: folder.product };
-  const size = await fs.stat(folder.dataFile).then((stat) => stat.size, () => 0);
-  op.onEvent({ type: 'step', step: 'checking', subject: 'file', ...subject, dir: folder.given, dataFile: folder.dataFile, bytes: size });
+  const size = await fs.stat(folder.dataFile).then(
+    (stat) => stat.size,
+    () => 0,
+  );
+  op.onEvent({
+    type: 'step',
+    step: 'checking',
+    subject: 'file',
+    ...subject,
+    dir: folder.given,
+    dataFile: folder.dataFile,
+    bytes: size,
+  });
   const pass = await passOverDataFile(folder.dataFile, {
     tmpDir: op.tempDir(),
     signal: op.signal,
@@ -69,11 +84,21 @@ export function compareSchema(
   runEarlier?: SchemaBaseline,
 ): SchemaChanges | null {
   const recorded = records.nearestDelivered({ sourceId, period: plan.period, product: plan.product });
-  const earlier = runEarlier && (!recorded || recorded.period > plan.period || recorded.period < runEarlier.period) ? runEarlier : recorded;
+  const earlier =
+    runEarlier && (!recorded || recorded.period > plan.period || recorded.period < runEarlier.period)
+      ? runEarlier
+      : recorded;
   const diff = earlier && diffColumns(earlier.columns, plan.columns);
   if (!earlier || !diff) return null;
   const since = { period: earlier.period, batchId: earlier.batchId ?? null };
-  op.onEvent({ type: 'notice', code: 'schema_changes', period: plan.period, product: plan.product, since, changes: diff });
+  op.onEvent({
+    type: 'notice',
+    code: 'schema_changes',
+    period: plan.period,
+    product: plan.product,
+    since,
+    changes: diff,
+  });
   return { since: { period: since.period, batch_id: since.batchId }, ...diff };
 }
 
@@ -81,7 +106,9 @@ function makePlan(folder: FolderCheck, pass: DataPass): DeliveryPlan {
   return {
     ...folder,
     ...pass,
-    inputsDigest: createHash('sha256').update(canonicalJson({ report: folder.report, schema: folder.schema })).digest('hex'),
+    inputsDigest: createHash('sha256')
+      .update(canonicalJson({ report: folder.report, schema: folder.schema }))
+      .digest('hex'),
     columns: schemaColumns(folder.product, folder.schema),
   };
 }

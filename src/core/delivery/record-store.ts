@@ -92,12 +92,14 @@ export class RecordStore {
       live = undefined;
     }
     const unknown = live?.keyMode === undefined ? live : undefined;
-    return mode === 'live'
-      ? { own: live, other: test }
-      : { own: test ?? unknown, other: unknown ? undefined : live };
+    return mode === 'live' ? { own: live, other: test } : { own: test ?? unknown, other: unknown ? undefined : live };
   }
 
-  private readFile(file: string, key: DeliveryKey, onCorrupt: (corrupt: CorruptRecord) => void): DeliveryRecord | undefined {
+  private readFile(
+    file: string,
+    key: DeliveryKey,
+    onCorrupt: (corrupt: CorruptRecord) => void,
+  ): DeliveryRecord | undefined {
     let text: string;
     try {
       text = readFileSync(file, 'utf8');
@@ -122,8 +124,14 @@ export class RecordStore {
    * are not known, so it could not be resumed safely (a fresh batch is made, as for a lost record).
    */
   readVersion1(key: DeliveryKey, baseUrl: string): Version1Record | undefined {
-    const digest = createHash('sha256').update(JSON.stringify([baseUrl, key.sourceId, key.period, key.product])).digest('hex').slice(0, 12);
-    const file = path.join(this.dir, `${safeSource(key.sourceId)}-${key.period}-${key.product}-${digest}-${key.sha256.slice(0, 16)}.json`);
+    const digest = createHash('sha256')
+      .update(JSON.stringify([baseUrl, key.sourceId, key.period, key.product]))
+      .digest('hex')
+      .slice(0, 12);
+    const file = path.join(
+      this.dir,
+      `${safeSource(key.sourceId)}-${key.period}-${key.product}-${digest}-${key.sha256.slice(0, 16)}.json`,
+    );
     let text: string;
     try {
       text = readFileSync(file, 'utf8');
@@ -131,7 +139,12 @@ export class RecordStore {
       return undefined;
     }
     const value = parseVersion1(text);
-    if (value?.sha256 !== key.sha256 || value.step !== 'completed' || typeof value.idempotencyKey !== 'string' || typeof value.batchId !== 'string') {
+    if (
+      value?.sha256 !== key.sha256 ||
+      value.step !== 'completed' ||
+      typeof value.idempotencyKey !== 'string' ||
+      typeof value.batchId !== 'string'
+    ) {
       return undefined;
     }
     const { idempotencyKey, batchId, dataFile, bytes, recordCount, updatedAt } = value as Record<string, never>;
@@ -161,7 +174,11 @@ export class RecordStore {
    * with the same one whatever finishes first. Any API: check knows none, and a schema is the same whatever
    * the API.
    */
-  nearestDelivered(subject: { sourceId: string | undefined; period: string; product: string }): DeliveryRecord | undefined {
+  nearestDelivered(subject: {
+    sourceId: string | undefined;
+    period: string;
+    product: string;
+  }): DeliveryRecord | undefined {
     let nearest: DeliveryRecord | undefined;
     for (const record of this.records()) {
       if (

@@ -41,11 +41,16 @@ export function decideRerun({ batches, record, inputsDigest, skipDelivered }: Re
   const ours = record?.batchId === undefined ? undefined : batches.find((b) => b.id === record.batchId);
   if (ours && isDelivered(ours.status)) return { kind: 'delivered', batch: ours, fromThisFile: true };
   const delivered = batches.find((b) => isDelivered(b.status));
-  if (delivered) return skipDelivered ? { kind: 'delivered', batch: delivered, fromThisFile: false } : { kind: 'conflict', batch: delivered };
+  if (delivered)
+    return skipDelivered
+      ? { kind: 'delivered', batch: delivered, fromThisFile: false }
+      : { kind: 'conflict', batch: delivered };
   // A record without a batch id: its create was sent, but no answer said which batch it made. An
   // awaiting_upload batch of the period may be that one (its create is repeated with the same key); with none,
   // the create made nothing (it was refused, or never arrived): nothing to resume, nothing left half-way.
-  if (unfinished && unfinished.batchId === undefined && !batches.some((b) => b.status === 'awaiting_upload')) return { kind: 'new', abandoned: undefined };
-  if (resumable && (resumable.batchId === undefined || ours?.status === 'awaiting_upload')) return { kind: 'resume', record: resumable };
+  if (unfinished && unfinished.batchId === undefined && !batches.some((b) => b.status === 'awaiting_upload'))
+    return { kind: 'new', abandoned: undefined };
+  if (resumable && (resumable.batchId === undefined || ours?.status === 'awaiting_upload'))
+    return { kind: 'resume', record: resumable };
   return fresh;
 }

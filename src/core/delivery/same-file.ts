@@ -52,15 +52,23 @@ export class RunChecksums {
 }
 
 /** The refusal: names the other month and its folder, and how to deliver the file anyway. */
-export function sameFileError(same: SameFile, about: { dataFile: string; period: string; sha256: string; given: string; several: boolean }): UsageError {
+export function sameFileError(
+  same: SameFile,
+  about: { dataFile: string; period: string; sha256: string; given: string; several: boolean },
+): UsageError {
   const other = same.inRun
     ? `the one for ${same.period} in ${same.dir}`
     : `the one delivered for ${same.period} from ${same.dir}${same.batchId ? ` as ${same.batchId}` : ''}`;
-  return new UsageError(`${about.dataFile} is the same file as ${other} (sha256 ${about.sha256}); nothing was sent for ${about.period}`, {
-    hint:
-      `each month has data of its own: check what ${about.given} holds (a copied folder? a stale one?); if it really is ${about.period}'s, ` +
-      (about.several ? `deliver that folder alone with --force (bds deliver ${about.given} --force)` : 'run again with --force'),
-  });
+  return new UsageError(
+    `${about.dataFile} is the same file as ${other} (sha256 ${about.sha256}); nothing was sent for ${about.period}`,
+    {
+      hint:
+        `each month has data of its own: check what ${about.given} holds (a copied folder? a stale one?); if it really is ${about.period}'s, ` +
+        (about.several
+          ? `deliver that folder alone with --force (bds deliver ${about.given} --force)`
+          : 'run again with --force'),
+    },
+  );
 }
 
 /** Where a recorded delivery's folder was: recorded with it, or (older records) its data file's folder. */

@@ -9,7 +9,9 @@ export function duplicateError(folder: FolderCheck, earlier: readonly FolderChec
   if (earlier.some((other) => other.dir === folder.dir)) {
     return new UsageError('the same folder is named twice', { hint: 'name each folder once' });
   }
-  const other = folder.period ? earlier.find((e) => e.period === folder.period && e.product === folder.product) : undefined;
+  const other = folder.period
+    ? earlier.find((e) => e.period === folder.period && e.product === folder.product)
+    : undefined;
   if (!other) return undefined;
   return new UsageError(`the same period and product (${folder.period} ${folder.product}) as ${other.given}`, {
     hint: 'deliver one folder per month and product',

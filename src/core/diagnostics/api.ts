@@ -27,21 +27,39 @@ export async function apiChecks(op: Operation, key: ApiKey, settings: Settings):
     }
     const answeredAt = op.runtime.now().getTime();
     const { me, serverDate } = answer;
-    findings.push(ok('API', `GET /api/v1/me in ${answeredAt - started} ms: ${me.organization.name}, key ${me.key.id} (${me.key.mode} mode)`));
+    findings.push(
+      ok(
+        'API',
+        `GET /api/v1/me in ${answeredAt - started} ms: ${me.organization.name}, key ${me.key.id} (${me.key.mode} mode)`,
+      ),
+    );
     if (me.key.mode !== key.mode) {
-      findings.push(warn('API', `the key's prefix says ${key.mode} mode but the API reports ${me.key.mode} mode`, 'copy the key again from the portal (Settings, API keys)'));
+      findings.push(
+        warn(
+          'API',
+          `the key's prefix says ${key.mode} mode but the API reports ${me.key.mode} mode`,
+          'copy the key again from the portal (Settings, API keys)',
+        ),
+      );
     }
     findings.push(clockCheck(serverDate, answeredAt));
     if (settings.sourceId) {
       const sourceId = settings.sourceId.value;
       try {
         const batches = await api.listBatches(sourceId, op.signal);
-        findings.push(ok('source', `${sourceId} exists for this key: ${batches.length} batch${batches.length === 1 ? '' : 'es'}`));
+        findings.push(
+          ok('source', `${sourceId} exists for this key: ${batches.length} batch${batches.length === 1 ? '' : 'es'}`),
+        );
       } catch (error) {
         if (op.signal.aborted) throw abortError(op.signal);
         findings.push(
           error instanceof ApiError && error.status === 404
-            ? fail('source', `the API knows no source ${sourceId} for this key (${error.message})`, 'check --source, BDS_SOURCE_ID or sourceId; bds register-source creates a source', error.exitCode)
+            ? fail(
+                'source',
+                `the API knows no source ${sourceId} for this key (${error.message})`,
+                'check --source, BDS_SOURCE_ID or sourceId; bds register-source creates a source',
+                error.exitCode,
+              )
             : failure('source', error),
         );
       }
@@ -55,7 +73,11 @@ export async function apiChecks(op: Operation, key: ApiKey, settings: Settings):
 function clockCheck(serverDate: string | undefined, localMs: number): Finding {
   const serverMs = serverDate === undefined ? Number.NaN : Date.parse(serverDate);
   if (Number.isNaN(serverMs)) {
-    return warn('clock', 'the API sent no usable Date header to compare the clocks with', 'make sure this machine keeps its clock by NTP (timedatectl)');
+    return warn(
+      'clock',
+      'the API sent no usable Date header to compare the clocks with',
+      'make sure this machine keeps its clock by NTP (timedatectl)',
+    );
   }
   const skew = localMs - serverMs;
   const amount = describeMs(Math.abs(skew));
@@ -63,7 +85,7 @@ function clockCheck(serverDate: string | undefined, localMs: number): Finding {
   return warn(
     'clock',
     `this machine's clock is ${amount} ${skew > 0 ? 'ahead of' : 'behind'} the API's (its Date header)`,
-    'signed upload URLs expire by the storage host\'s clock: set this machine\'s clock right (NTP: timedatectl set-ntp true)',
+    "signed upload URLs expire by the storage host's clock: set this machine's clock right (NTP: timedatectl set-ntp true)",
   );
 }
 

@@ -31,7 +31,8 @@ export async function doctor(op: Operation): Promise<DoctorResult> {
   if (settings.baseUrl) {
     const network = await networkChecks(op.runtime, settings.baseUrl, op.signal);
     findings.push(...network.findings);
-    if (network.reached && settings.key && settings.settings) findings.push(...(await apiChecks(op, settings.key, settings.settings)));
+    if (network.reached && settings.key && settings.settings)
+      findings.push(...(await apiChecks(op, settings.key, settings.settings)));
   }
   const failed = findings.find((finding) => finding.status === 'fail');
   return {

@@ -18,7 +18,12 @@ export function localStateChecks(runtime: Runtime, tempDir: string): Finding[] {
   const records = new RecordStore(state);
   return [
     folderCheck('state folder', state, 'delivery records and locks', 'XDG_STATE_HOME'),
-    folderCheck('cache folder', cacheDir(runtime.env, runtime.homedir), 'remembered passes over data files', 'XDG_CACHE_HOME'),
+    folderCheck(
+      'cache folder',
+      cacheDir(runtime.env, runtime.homedir),
+      'remembered passes over data files',
+      'XDG_CACHE_HOME',
+    ),
     folderCheck('temp folder', tempDir, 'gzipped copies of plain .jsonl files', 'TMPDIR'),
     freeSpace(tempDir),
     ...unfinished(records.records()),
@@ -39,7 +44,12 @@ function folderCheck(name: string, dir: string, holds: string, variable: string)
   try {
     accessSync(existing, constants.W_OK | constants.X_OK);
   } catch {
-    return fail(name, existing === dir ? `${dir} is not writable` : `${dir} cannot be made: ${existing} is not writable`, hint, EXIT_CODES.usage);
+    return fail(
+      name,
+      existing === dir ? `${dir} is not writable` : `${dir} cannot be made: ${existing} is not writable`,
+      hint,
+      EXIT_CODES.usage,
+    );
   }
   return ok(name, existing === dir ? `${dir}, writable` : `${dir}, not there yet; bds can make it`);
 }
@@ -61,7 +71,11 @@ function freeSpace(tempDir: string): Finding {
   }
   const amount = `${(free / 1e9).toFixed(1)} GB free in ${tempDir}`;
   return free < LOW_SPACE_BYTES
-    ? warn('free space', amount, 'a plain .jsonl is gzipped there before its upload: free space, or set TMPDIR to a roomier folder')
+    ? warn(
+        'free space',
+        amount,
+        'a plain .jsonl is gzipped there before its upload: free space, or set TMPDIR to a roomier folder',
+      )
     : ok('free space', amount);
 }
 
@@ -85,6 +99,10 @@ function staleLocks(records: RecordStore, runtime: Runtime): Finding[] {
   });
   if (stale.length === 0) return [ok('locks', 'no lock left by a process that is gone')];
   return stale.map(({ file, holder }) =>
-    warn('locks', `${file} was left by pid ${holder.pid} (since ${holder.startedAt}), which is gone`, 'the next delivery of that month takes it over; or remove the file'),
+    warn(
+      'locks',
+      `${file} was left by pid ${holder.pid} (since ${holder.startedAt}), which is gone`,
+      'the next delivery of that month takes it over; or remove the file',
+    ),
   );
 }

@@ -34,7 +34,10 @@ export async function networkChecks(runtime: Runtime, baseUrl: URL, signal: Abor
   const findings: Finding[] = [];
   const done = (reached: boolean): NetworkFindings => ({ findings, reached });
   const limits: Limits = { timeoutMs: runtime.http?.connectTimeoutMs ?? DEFAULT_TUNING.connectTimeoutMs, signal };
-  const target = { host: baseUrl.hostname.replace(/^\[|\]$/g, ''), port: Number(baseUrl.port) || (baseUrl.protocol === 'https:' ? 443 : 80) };
+  const target = {
+    host: baseUrl.hostname.replace(/^\[|\]$/g, ''),
+    port: Number(baseUrl.port) || (baseUrl.protocol === 'https:' ? 443 : 80),
+  };
 
   const choice = proxyFor(baseUrl, runtime.env);
   let proxy: URL | undefined;
@@ -42,7 +45,14 @@ export async function networkChecks(runtime: Runtime, baseUrl: URL, signal: Abor
     // A proxy without a scheme (proxy.corp:3128) is http://, as curl and wget take it.
     const written = /^[a-z][a-z0-9+.-]*:\/\//i.test(choice.url) ? choice.url : `http://${choice.url}`;
     if (!URL.canParse(written) || !['http:', 'https:'].includes(new URL(written).protocol)) {
-      findings.push(fail('proxy', `${choice.variable} is not a proxy URL bds can use`, `write it as http://host:port in ${choice.variable}`, EXIT_CODES.usage));
+      findings.push(
+        fail(
+          'proxy',
+          `${choice.variable} is not a proxy URL bds can use`,
+          `write it as http://host:port in ${choice.variable}`,
+          EXIT_CODES.usage,
+        ),
+      );
       return done(false);
     }
     proxy = new URL(written);
@@ -54,7 +64,11 @@ export async function networkChecks(runtime: Runtime, baseUrl: URL, signal: Abor
 
   // Through a proxy, bds never looks up the API's name itself: the proxy does.
   const first = proxy
-    ? { host: proxy.hostname.replace(/^\[|\]$/g, ''), port: Number(proxy.port) || (proxy.protocol === 'https:' ? 443 : 80), what: 'the proxy ' }
+    ? {
+        host: proxy.hostname.replace(/^\[|\]$/g, ''),
+        port: Number(proxy.port) || (proxy.protocol === 'https:' ? 443 : 80),
+        what: 'the proxy ',
+      }
     : { ...target, what: '' };
   let address: string;
   try {
@@ -64,8 +78,14 @@ export async function networkChecks(runtime: Runtime, baseUrl: URL, signal: Abor
   } catch (error) {
     stopIfAborted(signal);
     findings.push(
-      fail('name lookup', `${first.what}${first.host}: ${errnoCode(error) === 'ENOTFOUND' ? 'no such host' : `lookup failed (${errnoCode(error) ?? 'unknown'})`}`,
-        proxy ? `check the proxy's name in ${choice!.variable}` : 'check the base URL for a typo (--base-url, BDS_BASE_URL or baseUrl)', EXIT_CODES.network),
+      fail(
+        'name lookup',
+        `${first.what}${first.host}: ${errnoCode(error) === 'ENOTFOUND' ? 'no such host' : `lookup failed (${errnoCode(error) ?? 'unknown'})`}`,
+        proxy
+          ? `check the proxy's name in ${choice!.variable}`
+          : 'check the base URL for a typo (--base-url, BDS_BASE_URL or baseUrl)',
+        EXIT_CODES.network,
+      ),
     );
     return done(false);
   }
@@ -73,14 +93,21 @@ export async function networkChecks(runtime: Runtime, baseUrl: URL, signal: Abor
   const started = runtime.now().getTime();
   try {
     await connect(address, first.port, limits);
-    findings.push(ok('connect', `${first.what}${first.host}:${first.port} (${address}) in ${runtime.now().getTime() - started} ms`));
+    findings.push(
+      ok('connect', `${first.what}${first.host}:${first.port} (${address}) in ${runtime.now().getTime() - started} ms`),
+    );
   } catch (error) {
     stopIfAborted(signal);
     const code = errnoCode(error);
     findings.push(
-      fail('connect', `${first.what}${first.host}:${first.port}: ${code === 'ECONNREFUSED' ? 'connection refused' : code === 'ETIMEDOUT' ? 'timed out' : `failed (${code ?? 'unknown'})`}`,
-        proxy ? `is the proxy in ${choice!.variable} running, and reachable from here?` : 'is the service running there, and is no firewall in the way? (the sandbox: is bds sandbox still running?)',
-        EXIT_CODES.network),
+      fail(
+        'connect',
+        `${first.what}${first.host}:${first.port}: ${code === 'ECONNREFUSED' ? 'connection refused' : code === 'ETIMEDOUT' ? 'timed out' : `failed (${code ?? 'unknown'})`}`,
+        proxy
+          ? `is the proxy in ${choice!.variable} running, and reachable from here?`
+          : 'is the service running there, and is no firewall in the way? (the sandbox: is bds sandbox still running?)',
+        EXIT_CODES.network,
+      ),
     );
     return done(false);
   }
@@ -102,13 +129,26 @@ function caCheck(runtime: Runtime): Finding {
   try {
     count = (readFileSync(file, 'utf8').match(/-----BEGIN CERTIFICATE-----/g) ?? []).length;
   } catch (error) {
-    return warn('CA', `NODE_EXTRA_CA_CERTS names ${file}, which cannot be read (${errnoCode(error) ?? 'unreadable'}): Node ignores it`, 'point it at a PEM file of your certificate authority');
+    return warn(
+      'CA',
+      `NODE_EXTRA_CA_CERTS names ${file}, which cannot be read (${errnoCode(error) ?? 'unreadable'}): Node ignores it`,
+      'point it at a PEM file of your certificate authority',
+    );
   }
-  if (count === 0) return warn('CA', `NODE_EXTRA_CA_CERTS names ${file}, which holds no certificate: Node ignores it`, 'point it at a PEM file (-----BEGIN CERTIFICATE-----)');
+  if (count === 0)
+    return warn(
+      'CA',
+      `NODE_EXTRA_CA_CERTS names ${file}, which holds no certificate: Node ignores it`,
+      'point it at a PEM file (-----BEGIN CERTIFICATE-----)',
+    );
   return ok('CA', `${count} extra certificate${count === 1 ? '' : 's'} from ${file} (NODE_EXTRA_CA_CERTS)`);
 }
 
-async function tlsCheck(target: { host: string; port: number }, proxy: URL | undefined, limits: Limits): Promise<Finding> {
+async function tlsCheck(
+  target: { host: string; port: number },
+  proxy: URL | undefined,
+  limits: Limits,
+): Promise<Finding> {
   let socket: tls.TLSSocket;
   try {
     const tunnel = proxy ? await openTunnel(proxy, target, limits) : undefined;
@@ -117,13 +157,29 @@ async function tlsCheck(target: { host: string; port: number }, proxy: URL | und
     stopIfAborted(limits.signal);
     const code = errnoCode(error);
     if (error instanceof ProxyRefusal) {
-      return fail('TLS', `the proxy ${redactUrl(proxy!).replace(/\/$/, '')} answered ${error.status} to CONNECT ${target.host}:${target.port}`,
-        error.status === 407 ? 'put the proxy user and password in HTTPS_PROXY: http://user:password@host:port' : 'the proxy could not or would not reach the API; check HTTPS_PROXY and NO_PROXY', EXIT_CODES.network);
+      return fail(
+        'TLS',
+        `the proxy ${redactUrl(proxy!).replace(/\/$/, '')} answered ${error.status} to CONNECT ${target.host}:${target.port}`,
+        error.status === 407
+          ? 'put the proxy user and password in HTTPS_PROXY: http://user:password@host:port'
+          : 'the proxy could not or would not reach the API; check HTTPS_PROXY and NO_PROXY',
+        EXIT_CODES.network,
+      );
     }
     if (code === 'ERR_SSL_WRONG_VERSION_NUMBER') {
-      return fail('TLS', `${target.host}:${target.port} did not answer in TLS`, 'is this an https:// URL for an http:// server? (the sandbox speaks http://)', EXIT_CODES.network);
+      return fail(
+        'TLS',
+        `${target.host}:${target.port} did not answer in TLS`,
+        'is this an https:// URL for an http:// server? (the sandbox speaks http://)',
+        EXIT_CODES.network,
+      );
     }
-    return fail('TLS', `with ${target.host}:${target.port}: ${error instanceof Error ? error.message : String(error)}`, 'see the proxy and CA lines above', EXIT_CODES.network);
+    return fail(
+      'TLS',
+      `with ${target.host}:${target.port}: ${error instanceof Error ? error.message : String(error)}`,
+      'see the proxy and CA lines above',
+      EXIT_CODES.network,
+    );
   }
   const certificate = socket.getPeerCertificate();
   const issuer = firstOf(certificate.issuer?.O) ?? firstOf(certificate.issuer?.CN) ?? 'an unnamed authority';
@@ -131,13 +187,28 @@ async function tlsCheck(target: { host: string; port: number }, proxy: URL | und
   const protocol = socket.getProtocol() ?? 'TLS';
   const problem = socket.authorized ? undefined : String(socket.authorizationError ?? 'unverified');
   socket.destroy();
-  if (problem === undefined) return ok('TLS', `${protocol} with ${target.host}: certificate for ${subject} from ${issuer}, valid until ${certificate.valid_to}`);
+  if (problem === undefined)
+    return ok(
+      'TLS',
+      `${protocol} with ${target.host}: certificate for ${subject} from ${issuer}, valid until ${certificate.valid_to}`,
+    );
   if (UNTRUSTED.has(problem)) {
-    return fail('TLS', `the certificate ${target.host} presents is signed by ${issuer}, which Node does not trust (${problem})`,
-      (proxy ? 'a proxy or gateway that re-signs TLS needs its certificate authority: ' : 'if a proxy or gateway re-signs TLS, ') +
-        'point NODE_EXTRA_CA_CERTS at that authority (a PEM file); this is not about the key', EXIT_CODES.network);
+    return fail(
+      'TLS',
+      `the certificate ${target.host} presents is signed by ${issuer}, which Node does not trust (${problem})`,
+      (proxy
+        ? 'a proxy or gateway that re-signs TLS needs its certificate authority: '
+        : 'if a proxy or gateway re-signs TLS, ') +
+        'point NODE_EXTRA_CA_CERTS at that authority (a PEM file); this is not about the key',
+      EXIT_CODES.network,
+    );
   }
-  return fail('TLS', `the certificate ${target.host} presents is not valid for it (${problem})`, 'check the base URL, and any gateway between here and the API', EXIT_CODES.network);
+  return fail(
+    'TLS',
+    `the certificate ${target.host} presents is not valid for it (${problem})`,
+    'check the base URL, and any gateway between here and the API',
+    EXIT_CODES.network,
+  );
 }
 
 /** A proxy's certificate names may be arrays; one is enough to show. */
@@ -152,7 +223,11 @@ class ProxyRefusal extends Error {
 }
 
 /** A CONNECT tunnel to `target` through the proxy, with the proxy's credentials as undici would send them. */
-function openTunnel(proxy: URL, target: { host: string; port: number }, { timeoutMs, signal }: Limits): Promise<net.Socket> {
+function openTunnel(
+  proxy: URL,
+  target: { host: string; port: number },
+  { timeoutMs, signal }: Limits,
+): Promise<net.Socket> {
   const authority = `${target.host.includes(':') ? `[${target.host}]` : target.host}:${target.port}`;
   const headers: Record<string, string> = { host: authority };
   if (proxy.username) {
@@ -179,14 +254,20 @@ function openTunnel(proxy: URL, target: { host: string; port: number }, { timeou
         reject(new ProxyRefusal(response.statusCode ?? 0));
       }
     });
-    request.once('timeout', () => request.destroy(Object.assign(new Error(`timed out after ${timeoutMs} ms`), { code: 'ETIMEDOUT' })));
+    request.once('timeout', () =>
+      request.destroy(Object.assign(new Error(`timed out after ${timeoutMs} ms`), { code: 'ETIMEDOUT' })),
+    );
     request.once('error', (error) => reject(signal.aborted ? signal.reason : error));
     request.end();
   });
 }
 
 /** The TLS handshake; the certificate is judged by the caller (so that an untrusted one can be named). */
-function handshake(target: { host: string; port: number }, tunnel: net.Socket | undefined, limits: Limits): Promise<tls.TLSSocket> {
+function handshake(
+  target: { host: string; port: number },
+  tunnel: net.Socket | undefined,
+  limits: Limits,
+): Promise<tls.TLSSocket> {
   const servername = net.isIP(target.host) ? undefined : target.host;
   const socket = tls.connect({
     ...(tunnel ? { socket: tunnel } : { host: target.host, port: target.port }),
@@ -211,7 +292,12 @@ interface Limits {
  * Waits for `event` on a socket, at most `timeoutMs`; a timeout, an error or Ctrl-C destroys the socket.
  * `done` gets the socket once the event came.
  */
-function settled<S extends net.Socket, T>(socket: S, event: string, { timeoutMs, signal }: Limits, done: (socket: S) => T): Promise<T> {
+function settled<S extends net.Socket, T>(
+  socket: S,
+  event: string,
+  { timeoutMs, signal }: Limits,
+  done: (socket: S) => T,
+): Promise<T> {
   return new Promise((resolve, reject) => {
     const stop = (error: unknown): void => {
       cleanUp();
@@ -220,7 +306,8 @@ function settled<S extends net.Socket, T>(socket: S, event: string, { timeoutMs,
     };
     const onAbort = (): void => stop(signal.reason);
     const onError = (error: Error): void => stop(error);
-    const onTimeout = (): void => stop(Object.assign(new Error(`timed out after ${timeoutMs} ms`), { code: 'ETIMEDOUT' }));
+    const onTimeout = (): void =>
+      stop(Object.assign(new Error(`timed out after ${timeoutMs} ms`), { code: 'ETIMEDOUT' }));
     const cleanUp = (): void => {
       signal.removeEventListener('abort', onAbort);
       socket.setTimeout(0);
@@ -244,7 +331,10 @@ function settled<S extends net.Socket, T>(socket: S, event: string, { timeoutMs,
 function lookup(host: string, { timeoutMs, signal }: Limits): Promise<Array<{ address: string }>> {
   return new Promise((resolve, reject) => {
     const onAbort = (): void => finish(() => reject(signal.reason));
-    const timer = setTimeout(() => finish(() => reject(Object.assign(new Error(`timed out after ${timeoutMs} ms`), { code: 'ETIMEDOUT' }))), timeoutMs);
+    const timer = setTimeout(
+      () => finish(() => reject(Object.assign(new Error(`timed out after ${timeoutMs} ms`), { code: 'ETIMEDOUT' }))),
+      timeoutMs,
+    );
     const finish = (settle: () => void): void => {
       clearTimeout(timer);
       signal.removeEventListener('abort', onAbort);
@@ -252,7 +342,10 @@ function lookup(host: string, { timeoutMs, signal }: Limits): Promise<Array<{ ad
     };
     if (signal.aborted) return onAbort();
     signal.addEventListener('abort', onAbort, { once: true });
-    dns.lookup(host, { all: true }).then((found) => finish(() => resolve(found)), (error: unknown) => finish(() => reject(error)));
+    dns.lookup(host, { all: true }).then(
+      (found) => finish(() => resolve(found)),
+      (error: unknown) => finish(() => reject(error)),
+    );
   });
 }
 

@@ -44,7 +44,12 @@ export async function settingsChecks(op: Operation): Promise<SettingsFindings> {
   // Shown without anything shaped like a key: a key pasted into the wrong setting is still a key.
   findings.push(ok('profile', profile ? `${withoutKeys(profile.value)} (from ${profile.from})` : 'none'));
   findings.push(
-    ok('source id', sourceId ? `${withoutKeys(sourceId.value)} (from ${sourceId.from})` : 'none set; deliver and list take one from --source, BDS_SOURCE_ID or sourceId'),
+    ok(
+      'source id',
+      sourceId
+        ? `${withoutKeys(sourceId.value)} (from ${sourceId.from})`
+        : 'none set; deliver and list take one from --source, BDS_SOURCE_ID or sourceId',
+    ),
   );
   return result;
 }

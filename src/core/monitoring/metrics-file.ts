@@ -80,7 +80,10 @@ async function lock(file: string, at: Date, sleep: (ms: number) => Promise<void>
     } catch (error) {
       if (errnoCode(error) !== 'EEXIST') throw new Error(describe(error));
     }
-    const written = await fs.stat(file).then((stat) => stat.mtimeMs, () => undefined);
+    const written = await fs.stat(file).then(
+      (stat) => stat.mtimeMs,
+      () => undefined,
+    );
     if (written !== undefined && at.getTime() - written > STALE_LOCK_MS) await fs.rm(file, { force: true });
     else if (attempt >= LOCK_WAIT.tries) throw new Error(`another bds process is writing it (${file} exists)`);
     else await sleep(LOCK_WAIT.pauseMs);

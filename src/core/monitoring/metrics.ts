@@ -30,15 +30,31 @@ export interface MonthMetrics extends MonthKey {
 type Field = Exclude<keyof MonthMetrics, keyof MonthKey>;
 
 const METRICS: ReadonlyArray<{ name: string; field: Field; help: string }> = [
-  { name: 'bds_delivery_last_run_timestamp_seconds', field: 'lastRun', help: 'When bds last ran a delivery of this month (Unix time).' },
+  {
+    name: 'bds_delivery_last_run_timestamp_seconds',
+    field: 'lastRun',
+    help: 'When bds last ran a delivery of this month (Unix time).',
+  },
   {
     name: 'bds_delivery_last_success_timestamp_seconds',
     field: 'lastSuccess',
     help: 'When a run of bds last ended with this month delivered, or found it already delivered (Unix time).',
   },
-  { name: 'bds_delivery_last_exit_code', field: 'exitCode', help: "The exit code of bds's last run for this month (0: delivered)." },
-  { name: 'bds_delivery_bytes', field: 'bytes', help: 'Bytes uploaded for this month (the gzipped data file), as of its last success.' },
-  { name: 'bds_delivery_records', field: 'records', help: "Records (or episodes) in this month's data file, as of its last success." },
+  {
+    name: 'bds_delivery_last_exit_code',
+    field: 'exitCode',
+    help: "The exit code of bds's last run for this month (0: delivered).",
+  },
+  {
+    name: 'bds_delivery_bytes',
+    field: 'bytes',
+    help: 'Bytes uploaded for this month (the gzipped data file), as of its last success.',
+  },
+  {
+    name: 'bds_delivery_records',
+    field: 'records',
+    help: "Records (or episodes) in this month's data file, as of its last success.",
+  },
 ];
 const LABELS = ['source', 'period', 'product'] as const;
 
@@ -79,7 +95,8 @@ export function renderMetrics(months: MonthMetrics[]): string {
     lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} gauge`);
     for (const month of months) {
       const value = month[field];
-      if (value !== undefined) lines.push(`${name}{${LABELS.map((label) => `${label}="${escapeLabel(month[label])}"`).join(',')}} ${value}`);
+      if (value !== undefined)
+        lines.push(`${name}{${LABELS.map((label) => `${label}="${escapeLabel(month[label])}"`).join(',')}} ${value}`);
     }
   }
   return `${lines.join('\n')}\n`;
@@ -102,7 +119,8 @@ export function parseMetrics(text: string): MonthMetrics[] {
 }
 
 /** `name{label="value",...} value`, as bds writes it (an optional timestamp after the value is allowed). */
-const SAMPLE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)\{((?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\.)*",?)*)\}\s+(\S+)(?:\s+-?\d+)?\s*$/;
+const SAMPLE =
+  /^([a-zA-Z_:][a-zA-Z0-9_:]*)\{((?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\.)*",?)*)\}\s+(\S+)(?:\s+-?\d+)?\s*$/;
 const LABEL = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\\n]|\\.)*)"/g;
 
 function parseSample(line: string): { name: string; labels: MonthKey; value: number } | undefined {
@@ -110,8 +128,13 @@ function parseSample(line: string): { name: string; labels: MonthKey; value: num
   if (!match) return undefined;
   const labels = new Map([...match[2]!.matchAll(LABEL)].map(([, name, value]) => [name!, unescapeLabel(value!)]));
   const value = Number(match[3]);
-  if (!Number.isFinite(value) || labels.size !== LABELS.length || !LABELS.every((label) => labels.has(label))) return undefined;
-  return { name: match[1]!, labels: { source: labels.get('source')!, period: labels.get('period')!, product: labels.get('product')! }, value };
+  if (!Number.isFinite(value) || labels.size !== LABELS.length || !LABELS.every((label) => labels.has(label)))
+    return undefined;
+  return {
+    name: match[1]!,
+    labels: { source: labels.get('source')!, period: labels.get('period')!, product: labels.get('product')! },
+    value,
+  };
 }
 
 /** A label value as the text format writes it: backslash, double quote and newline escaped. */

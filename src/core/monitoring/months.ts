@@ -30,12 +30,20 @@ export class MonthsBegun {
   private readonly months = new Map<string, { period: string; product: string }>();
 
   readonly onEvent = (event: DeliveryEvent): void => {
-    if (event.type === 'step') this.months.set(`${event.period} ${event.product}`, { period: event.period, product: event.product });
+    if (event.type === 'step')
+      this.months.set(`${event.period} ${event.product}`, { period: event.period, product: event.product });
   };
 
   /** Each month begun, ended with the run's exit code; none without a source to label them with. */
   runs(exitCode: number, source: string | undefined): MonthRun[] {
     if (source === undefined) return [];
-    return [...this.months.values()].map(({ period, product }) => ({ source, period, product, exitCode, bytes: null, records: null }));
+    return [...this.months.values()].map(({ period, product }) => ({
+      source,
+      period,
+      product,
+      exitCode,
+      bytes: null,
+      records: null,
+    }));
   }
 }

@@ -30,7 +30,9 @@ export class RunPings {
     const started = await this.started;
     const ended = await this.client.send(this.url, exitCode === 0 ? '' : `/${exitCode}`, log);
     await this.client.close();
-    const failed = [...(this.startStopped ? [] : [started]), ended].filter((result) => result !== undefined && !result.ok);
+    const failed = [...(this.startStopped ? [] : [started]), ended].filter(
+      (result) => result !== undefined && !result.ok,
+    );
     return failed.map((result) => (result as { reason: string }).reason);
   }
 }

@@ -65,7 +65,17 @@ export async function checkFolder(options: FolderCheckOptions): Promise<FolderCh
   checkSchema(product, schema, schemaPath);
 
   const dataFile = options.file ? await chosenDataFile(options.file, options.cwd, dir) : findDataFile(dir, entries);
-  return { dir, given: options.dir, dataFile, dataName: pathForPeople(dataFile, options.cwd), product, period, schema: schema as Schema, report, warnings };
+  return {
+    dir,
+    given: options.dir,
+    dataFile,
+    dataName: pathForPeople(dataFile, options.cwd),
+    product,
+    period,
+    schema: schema as Schema,
+    report,
+    warnings,
+  };
 }
 
 /**
@@ -93,7 +103,8 @@ export async function listFolder(dir: string): Promise<string[]> {
   } catch (error) {
     throw new UsageError(`cannot read the folder ${dir} (${errnoCode(error) ?? 'unreadable'})`);
   }
-  if (entries.length === 0) throw new UsageError(`the folder ${dir} is empty`, { hint: 'name the folder the scrubber wrote' });
+  if (entries.length === 0)
+    throw new UsageError(`the folder ${dir} is empty`, { hint: 'name the folder the scrubber wrote' });
   return entries;
 }
 
@@ -178,10 +189,14 @@ function findDataFile(dir: string, entries: string[]): string {
   const plain = visible.filter((name) => name.endsWith('.jsonl'));
   const found = [...gz, ...plain].sort();
   if (found.length === 0) {
-    throw new UsageError(`no data file in ${dir}`, { hint: 'expected one *.jsonl.gz or *.jsonl file, or name it with --file' });
+    throw new UsageError(`no data file in ${dir}`, {
+      hint: 'expected one *.jsonl.gz or *.jsonl file, or name it with --file',
+    });
   }
   if (found.length > 1) {
-    throw new UsageError(`more than one data file in ${dir}: ${found.join(', ')}`, { hint: 'choose one with --file <name>' });
+    throw new UsageError(`more than one data file in ${dir}: ${found.join(', ')}`, {
+      hint: 'choose one with --file <name>',
+    });
   }
   return path.join(dir, found[0]!);
 }

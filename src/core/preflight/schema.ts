@@ -68,7 +68,8 @@ function checkColumns(columns: unknown, where: string, file: string): void {
     if (!isObject(column)) throw new UsageError(`${file}: ${at} must be an object`);
     for (const field of ['name', 'role', 'kind']) {
       const value = column[field];
-      if (typeof value !== 'string' || !value) throw new UsageError(`${file}: ${at}.${field} must be a non-empty string`);
+      if (typeof value !== 'string' || !value)
+        throw new UsageError(`${file}: ${at}.${field} must be a non-empty string`);
     }
     if (column.transform !== undefined && typeof column.transform !== 'string') {
       throw new UsageError(`${file}: ${at}.transform must be a string`);

@@ -46,7 +46,13 @@ const CODE_EXTENSIONS = ['.js', '.mjs', '.cjs', '.ts', '.mts', '.cts'];
  * Then in the user's config folder, $XDG_CONFIG_HOME/bds, where cosmiconfig would also run config.js and the
  * like: such a file there is refused out loud rather than passed over.
  */
-const GLOBAL_PLACES = ['config', 'config.json', 'config.yaml', 'config.yml', ...CODE_EXTENSIONS.map((ext) => `config${ext}`)];
+const GLOBAL_PLACES = [
+  'config',
+  'config.json',
+  'config.yaml',
+  'config.yml',
+  ...CODE_EXTENSIONS.map((ext) => `config${ext}`),
+];
 /** A search place that cannot be read as a file is passed over, as cosmiconfig does. */
 const NOT_A_FILE = new Set(['ENOENT', 'EISDIR', 'ENOTDIR', 'EACCES']);
 
@@ -92,7 +98,9 @@ export async function loadConfigFile(search: ConfigSearch): Promise<ConfigSearch
     if (stranger !== undefined) {
       // Passed over unread, as git passes over a repository of someone else's; said, unless it is a
       // package.json that holds nothing of bds's anyway.
-      const foreign = path.basename(file) === 'package.json' && (await parseSettings(file, text).catch(() => undefined)) === undefined;
+      const foreign =
+        path.basename(file) === 'package.json' &&
+        (await parseSettings(file, text).catch(() => undefined)) === undefined;
       if (!foreign) {
         warnings.push({
           message: `ignoring the config file ${file}: it belongs to ${stranger}, not to you or root`,
@@ -226,7 +234,13 @@ function parseConfig(file: string, config: unknown, warnings: SettingsWarning[])
 }
 
 /** A setting bds does not know is most likely a misspelt one (`apikey`, `sourceID`): said, with the nearest name. */
-function warnUnknown(file: string, values: Record<string, unknown>, known: readonly string[], prefix: string, warnings: SettingsWarning[]): void {
+function warnUnknown(
+  file: string,
+  values: Record<string, unknown>,
+  known: readonly string[],
+  prefix: string,
+  warnings: SettingsWarning[],
+): void {
   for (const name of Object.keys(values)) {
     if (known.includes(name)) continue;
     const nearest = closestName(name, known);
@@ -238,7 +252,8 @@ function warnUnknown(file: string, values: Record<string, unknown>, known: reado
 }
 
 function pickValues(file: string, raw: unknown, prefix: string): ConfigValues {
-  if (!isObject(raw)) throw new UsageError(`in the config file ${file}: ${prefix.replace(/\.$/, '')} must be an object`);
+  if (!isObject(raw))
+    throw new UsageError(`in the config file ${file}: ${prefix.replace(/\.$/, '')} must be an object`);
   const values: ConfigValues = {};
   for (const key of CONFIG_KEYS) {
     const value = raw[key];

@@ -67,7 +67,13 @@ export async function resolveSettings(flags: SettingsFlags, where: SettingsEnvir
   const { env } = where;
   const nonEmpty = (value: string | undefined): string | undefined => (value?.trim() ? value.trim() : undefined);
   const explicitConfig = nonEmpty(flags.config) ?? nonEmpty(env.BDS_CONFIG);
-  const search = await loadConfigFile({ explicit: explicitConfig, cwd: where.cwd, home: where.homedir, env, uid: where.uid });
+  const search = await loadConfigFile({
+    explicit: explicitConfig,
+    cwd: where.cwd,
+    home: where.homedir,
+    env,
+    uid: where.uid,
+  });
   const { file } = search;
 
   const profile = pick<string>(
@@ -79,7 +85,10 @@ export async function resolveSettings(flags: SettingsFlags, where: SettingsEnvir
   const warnings: SettingsWarning[] = [...search.warnings];
 
   const apiKey =
-    pick<string>([flags.apiKey?.trim() || undefined, 'the apiKey option'], [env.BDS_API_KEY?.trim() || undefined, 'BDS_API_KEY']) ??
+    pick<string>(
+      [flags.apiKey?.trim() || undefined, 'the apiKey option'],
+      [env.BDS_API_KEY?.trim() || undefined, 'BDS_API_KEY'],
+    ) ??
     readKeyFile(nonEmpty(env.BDS_API_KEY_FILE), where.cwd, 'BDS_API_KEY_FILE', warnings) ??
     (fromFile.values.apiKey?.trim() ? { value: fromFile.values.apiKey.trim(), from: fromFile.from } : undefined) ??
     readKeyFile(
@@ -91,7 +100,10 @@ export async function resolveSettings(flags: SettingsFlags, where: SettingsEnvir
   const early = monitoringSettings(flags, where);
   const configMetrics = nonEmpty(fromFile.values.metricsFile);
   if (file?.readableByOthers && (file.values.apiKey || Object.values(file.profiles).some((p) => p.apiKey))) {
-    warnings.push({ message: `the config file ${file.path} holds an API key and other users can read it`, hint: `fix with: chmod 600 ${file.path}` });
+    warnings.push({
+      message: `the config file ${file.path} holds an API key and other users can read it`,
+      hint: `fix with: chmod 600 ${file.path}`,
+    });
   }
 
   return {
@@ -110,7 +122,12 @@ export async function resolveSettings(flags: SettingsFlags, where: SettingsEnvir
     apiKey,
     pingUrl: early.pingUrl ?? pick<string>([nonEmpty(fromFile.values.pingUrl), fromFile.from]),
     // Like apiKeyFile, a relative metricsFile in a config file is relative to that file.
-    metricsFile: early.metricsFile ?? pick<string>([configMetrics && path.resolve(file ? path.dirname(file.path) : where.cwd, configMetrics), fromFile.from]),
+    metricsFile:
+      early.metricsFile ??
+      pick<string>([
+        configMetrics && path.resolve(file ? path.dirname(file.path) : where.cwd, configMetrics),
+        fromFile.from,
+      ]),
     warnings,
   };
 }
@@ -124,7 +141,10 @@ export function monitoringSettings(
   { env, cwd }: Pick<SettingsEnvironment, 'env' | 'cwd'>,
 ): Pick<Settings, 'pingUrl' | 'metricsFile'> {
   const nonEmpty = (value: string | undefined): string | undefined => (value?.trim() ? value.trim() : undefined);
-  const metricsFile = pick<string>([nonEmpty(flags.metricsFile), '--metrics-file'], [nonEmpty(env.BDS_METRICS_FILE), 'BDS_METRICS_FILE']);
+  const metricsFile = pick<string>(
+    [nonEmpty(flags.metricsFile), '--metrics-file'],
+    [nonEmpty(env.BDS_METRICS_FILE), 'BDS_METRICS_FILE'],
+  );
   return {
     pingUrl: pick<string>([nonEmpty(flags.pingUrl), '--ping-url'], [nonEmpty(env.BDS_PING_URL), 'BDS_PING_URL']),
     metricsFile: metricsFile && { value: path.resolve(cwd, metricsFile.value), from: metricsFile.from },
@@ -159,7 +179,9 @@ export function requireBaseUrl(settings: Pick<Settings, 'baseUrl'>): URL {
   const { value, from } = settings.baseUrl;
   // A key pasted into the wrong setting would travel in every URL and show in every message.
   if (withoutKeys(value) !== value) {
-    throw new UsageError(`the base URL from ${from} holds what looks like an API key`, { hint: 'the key goes in BDS_API_KEY, a key file or apiKey; the base URL is the API\'s address' });
+    throw new UsageError(`the base URL from ${from} holds what looks like an API key`, {
+      hint: "the key goes in BDS_API_KEY, a key file or apiKey; the base URL is the API's address",
+    });
   }
   let url: URL;
   try {
@@ -198,7 +220,11 @@ function pick<T>(...candidates: Array<[T | undefined, string]>): Sourced<T> | un
   return undefined;
 }
 
-function configValues(file: ConfigFile | undefined, profile: string | undefined, newProfile: boolean): { values: ConfigValues; from: string } {
+function configValues(
+  file: ConfigFile | undefined,
+  profile: string | undefined,
+  newProfile: boolean,
+): { values: ConfigValues; from: string } {
   if (!file) {
     // A named profile with nothing to take it from is as unknown as one missing from the file.
     if (profile !== undefined && !newProfile) {
@@ -240,7 +266,10 @@ function readKeyFile(
   try {
     text = readFileSync(resolved, 'utf8');
     if ((statSync(resolved).mode & 0o044) !== 0) {
-      warnings.push({ message: `the key file ${shown} can be read by other users`, hint: `fix with: chmod 600 ${shown}` });
+      warnings.push({
+        message: `the key file ${shown} can be read by other users`,
+        hint: `fix with: chmod 600 ${shown}`,
+      });
     }
   } catch (error) {
     const code = (error as { code?: string }).code ?? 'unreadable';
@@ -249,9 +278,12 @@ function readKeyFile(
   const lines = keyLines(text);
   if (lines.length === 0) throw new AuthError(`the key file ${shown} (${named}) is empty`);
   if (lines.length > 1) {
-    throw new AuthError(`the key file ${shown} (${named}) holds ${lines.length} lines besides comments; it must hold the key alone`, {
-      hint: 'put the key on a line of its own; lines starting with # are comments',
-    });
+    throw new AuthError(
+      `the key file ${shown} (${named}) holds ${lines.length} lines besides comments; it must hold the key alone`,
+      {
+        hint: 'put the key on a line of its own; lines starting with # are comments',
+      },
+    );
   }
   return { value: lines[0]!, from: `key file ${shown} (${named})` };
 }

@@ -13,18 +13,20 @@ import { USER_CONFIG_NAMES, userConfigFolder } from './config-file.js';
 
 /** Where a key is stored, or why it cannot be: the file exists in a form bds does not rewrite. */
 export type UserConfigTarget =
-  | { file: string; writable: true }
-  | { file: string; writable: false; reason: 'yaml' | 'named' };
+  { file: string; writable: true } | { file: string; writable: false; reason: 'yaml' | 'named' };
 
 /** Where `bds login` stores a key and `bds logout` removes it. `named`: the file --config or BDS_CONFIG names. */
 export function userConfigTarget(env: Env, homedir: string, cwd: string, named: string | undefined): UserConfigTarget {
   const folder = userConfigFolder(env, homedir);
   const json = path.join(folder, 'config.json');
-  if (named !== undefined && path.resolve(cwd, named) !== json) return { file: path.resolve(cwd, named), writable: false, reason: 'named' };
+  if (named !== undefined && path.resolve(cwd, named) !== json)
+    return { file: path.resolve(cwd, named), writable: false, reason: 'named' };
   // The search takes the first of these names that holds something, whole: config.json written beside a YAML
   // file in use would either never be read or hide that file's settings.
   const inUse = USER_CONFIG_NAMES.map((name) => path.join(folder, name)).find(holdsSomething);
-  return inUse === undefined || inUse === json ? { file: json, writable: true } : { file: inUse, writable: false, reason: 'yaml' };
+  return inUse === undefined || inUse === json
+    ? { file: json, writable: true }
+    : { file: inUse, writable: false, reason: 'yaml' };
 }
 
 function holdsSomething(file: string): boolean {
@@ -46,11 +48,17 @@ export function linesToAdd(file: string, place: KeyPlace, baseUrl: string | unde
   const url = baseUrl ?? '<the base URL of the API>';
   if (path.extname(file) === '.json') {
     const settings = { apiKey: '<your key>', baseUrl: url };
-    return JSON.stringify(place.profile === undefined ? settings : { profiles: { [place.profile]: settings } }, null, 2);
+    return JSON.stringify(
+      place.profile === undefined ? settings : { profiles: { [place.profile]: settings } },
+      null,
+      2,
+    );
   }
   const indent = place.profile === undefined ? '' : '    ';
   const lines = [`${indent}apiKey: <your key>`, `${indent}baseUrl: ${url}`];
-  return (place.profile === undefined ? lines : ['profiles:', `  ${JSON.stringify(place.profile)}:`, ...lines]).join('\n');
+  return (place.profile === undefined ? lines : ['profiles:', `  ${JSON.stringify(place.profile)}:`, ...lines]).join(
+    '\n',
+  );
 }
 
 /** The file as an object of settings: {} when there is none yet. */
@@ -73,7 +81,8 @@ export function readUserConfig(file: string): Record<string, unknown> {
       hint: 'fix it (or move it aside) and run the command again',
     });
   }
-  if (!isObject(value)) throw new UsageError(`the config file ${file} must hold an object of settings; bds does not rewrite it`);
+  if (!isObject(value))
+    throw new UsageError(`the config file ${file} must hold an object of settings; bds does not rewrite it`);
   return value;
 }
 
@@ -110,7 +119,8 @@ export function storeKey(
 /** Removes the key (not a key file) of the top level or a profile; false when there was none. */
 export function removeKey(file: string, place: KeyPlace, onStep?: (step: WriteStep) => void): boolean {
   const config = readUserConfig(file);
-  const holder = place.profile === undefined ? config : isObject(config.profiles) ? config.profiles[place.profile] : undefined;
+  const holder =
+    place.profile === undefined ? config : isObject(config.profiles) ? config.profiles[place.profile] : undefined;
   if (!isObject(holder) || holder.apiKey === undefined) return false;
   delete holder.apiKey;
   writeUserConfig(file, config, onStep);

@@ -66,7 +66,11 @@ export function productsOf(batches: readonly BatchListEntry[], product: Product 
  * batch of the month is awaiting_upload, `open` for the current month without a batch, `missing` for another.
  * A rejected month delivered again so shows its new batch.
  */
-export function ledger(batches: readonly BatchListEntry[], months: readonly Month[], currentMonth: string): MonthStatus[] {
+export function ledger(
+  batches: readonly BatchListEntry[],
+  months: readonly Month[],
+  currentMonth: string,
+): MonthStatus[] {
   const byMonth = new Map<string, BatchListEntry[]>();
   for (const batch of batches) {
     const key = monthKey(batch);
@@ -78,7 +82,15 @@ export function ledger(batches: readonly BatchListEntry[], months: readonly Mont
     const found = newestFirst(byMonth.get(monthKey({ period, product })) ?? []);
     const delivered = found.find((batch) => batch.status !== 'awaiting_upload');
     const batch = delivered ?? found[0];
-    if (!batch) return { period, product, state: period === currentMonth ? 'open' : 'missing', batch_id: null, record_count: null, created_at: null };
+    if (!batch)
+      return {
+        period,
+        product,
+        state: period === currentMonth ? 'open' : 'missing',
+        batch_id: null,
+        record_count: null,
+        created_at: null,
+      };
     return {
       period,
       product,
@@ -103,11 +115,16 @@ export type FailOnState = (typeof FAIL_ON_STATES)[number];
 
 /** --fail-on as the CLI gives it (`missing,rejected`) or as a list; an unknown name is a usage error. */
 export function parseFailOn(value: string | readonly string[]): FailOnState[] {
-  const names = (typeof value === 'string' ? value.split(',') : [...value]).map((name) => String(name).trim()).filter(Boolean);
+  const names = (typeof value === 'string' ? value.split(',') : [...value])
+    .map((name) => String(name).trim())
+    .filter(Boolean);
   const wrong = names.filter((name) => !FAIL_ON_STATES.includes(name as FailOnState));
   if (wrong.length > 0 || names.length === 0) {
     const given = typeof value === 'string' ? value : names.join(',');
-    const problem = wrong.length === 0 ? 'names no state' : `${wrong.join(', ')} ${wrong.length === 1 ? 'is not a state' : 'are not states'} it can name`;
+    const problem =
+      wrong.length === 0
+        ? 'names no state'
+        : `${wrong.join(', ')} ${wrong.length === 1 ? 'is not a state' : 'are not states'} it can name`;
     throw new UsageError(`--fail-on${given ? ` ${given}:` : ''} ${problem}`, {
       hint: `name one or more of ${FAIL_ON_STATES.join(', ')}, separated by commas (pending: received or in review)`,
     });
@@ -123,7 +140,9 @@ export function failOnFor(failOn: string | readonly string[] | undefined, waitin
 
 /** The months in a state that `failOn` names. */
 export function failingMonths(months: readonly MonthStatus[], failOn: readonly FailOnState[]): MonthStatus[] {
-  return months.filter((month) => failOn.some((name) => (name === 'pending' ? isPending(month) : month.state === name)));
+  return months.filter((month) =>
+    failOn.some((name) => (name === 'pending' ? isPending(month) : month.state === name)),
+  );
 }
 
 function monthKey({ period, product }: Month): string {
@@ -137,5 +156,7 @@ function newestFirst(batches: BatchListEntry[]): BatchListEntry[] {
 
 /** A status this version of bds does not know comes after the upload was confirmed: it counts as in review. */
 function stateOf(status: string): MonthState {
-  return status === 'accepted' || status === 'rejected' || status === 'received' || status === 'in_review' ? status : 'in_review';
+  return status === 'accepted' || status === 'rejected' || status === 'received' || status === 'in_review'
+    ? status
+    : 'in_review';
 }

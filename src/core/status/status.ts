@@ -72,7 +72,13 @@ export async function status(options: StatusOptions, op: Operation): Promise<Sta
   const failOn = failOnFor(options.failOn, false);
   await op.announceSettings();
   const sourceId = requireSource(await op.settings());
-  return runLedger(op, sourceId, (batches) => shownMonths(batches, query, sourceId, op.runtime.now()), failOn, undefined);
+  return runLedger(
+    op,
+    sourceId,
+    (batches) => shownMonths(batches, query, sourceId, op.runtime.now()),
+    failOn,
+    undefined,
+  );
 }
 
 export async function waitForReview(options: WaitForReviewOptions, op: Operation): Promise<StatusResult> {
@@ -81,17 +87,31 @@ export async function waitForReview(options: WaitForReviewOptions, op: Operation
   const timeoutMs = checkTimeout(options.timeout);
   await op.announceSettings();
   const sourceId = requireSource(await op.settings());
-  return runLedger(op, sourceId, (batches) => shownMonths(batches, query, sourceId, op.runtime.now()), failOn, timeoutMs);
+  return runLedger(
+    op,
+    sourceId,
+    (batches) => shownMonths(batches, query, sourceId, op.runtime.now()),
+    failOn,
+    timeoutMs,
+  );
 }
 
 /** deliver's --wait, --timeout and --fail-on, checked before anything is sent; undefined without --wait. */
-export function checkReviewChoices(choices: ReviewChoices & { dryRun?: boolean | undefined }): { timeoutMs: number; failOn: FailOnState[] } | undefined {
+export function checkReviewChoices(
+  choices: ReviewChoices & { dryRun?: boolean | undefined },
+): { timeoutMs: number; failOn: FailOnState[] } | undefined {
   if (!choices.wait) {
-    const given = [choices.timeout !== undefined && '--timeout', choices.failOn !== undefined && '--fail-on'].filter(Boolean);
-    if (given.length > 0) throw new UsageError(`${given.join(' and ')} ${given.length > 1 ? 'go' : 'goes'} with --wait`, { hint: 'add --wait to wait for the review of what is delivered' });
+    const given = [choices.timeout !== undefined && '--timeout', choices.failOn !== undefined && '--fail-on'].filter(
+      Boolean,
+    );
+    if (given.length > 0)
+      throw new UsageError(`${given.join(' and ')} ${given.length > 1 ? 'go' : 'goes'} with --wait`, {
+        hint: 'add --wait to wait for the review of what is delivered',
+      });
     return undefined;
   }
-  if (choices.dryRun) throw new UsageError('--wait cannot be given with --dry-run', { hint: 'a dry run delivers nothing to wait for' });
+  if (choices.dryRun)
+    throw new UsageError('--wait cannot be given with --dry-run', { hint: 'a dry run delivers nothing to wait for' });
   return { timeoutMs: checkTimeout(choices.timeout), failOn: failOnFor(choices.failOn, true) };
 }
 
@@ -102,7 +122,9 @@ export async function reviewOf(
   { timeoutMs, failOn }: { timeoutMs: number; failOn: FailOnState[] },
   op: Operation,
 ): Promise<StatusResult> {
-  const sorted = [...months].sort((a, b) => a.period.localeCompare(b.period) || PRODUCTS.indexOf(a.product) - PRODUCTS.indexOf(b.product));
+  const sorted = [...months].sort(
+    (a, b) => a.period.localeCompare(b.period) || PRODUCTS.indexOf(a.product) - PRODUCTS.indexOf(b.product),
+  );
   const shown: Shown = { since: sorted[0]!.period, until: sorted.at(-1)!.period, months: sorted };
   return runLedger(op, sourceId, () => shown, failOn, timeoutMs);
 }
@@ -110,7 +132,9 @@ export async function reviewOf(
 function checkTimeout(timeout: number | undefined): number {
   if (timeout === undefined) return DEFAULT_TIMEOUT_MS;
   if (typeof timeout !== 'number' || !Number.isFinite(timeout) || timeout < 0) {
-    throw new UsageError(`--timeout ${String(timeout)} is not a duration`, { hint: 'for example 90s, 10m or 2h (the library takes milliseconds)' });
+    throw new UsageError(`--timeout ${String(timeout)} is not a duration`, {
+      hint: 'for example 90s, 10m or 2h (the library takes milliseconds)',
+    });
   }
   return timeout;
 }
@@ -126,10 +150,16 @@ interface Query {
 function checkQuery(options: StatusOptions, now: Date): Query {
   const { period, since, until, product } = options;
   if (period !== undefined && (since !== undefined || until !== undefined)) {
-    throw new UsageError('--period cannot be given with --since or --until', { hint: '--period is one month; --since and --until name a range' });
+    throw new UsageError('--period cannot be given with --since or --until', {
+      hint: '--period is one month; --since and --until name a range',
+    });
   }
   const current = currentPeriod(now);
-  for (const [flag, value] of [['--period', period], ['--since', since], ['--until', until]] as const) {
+  for (const [flag, value] of [
+    ['--period', period],
+    ['--since', since],
+    ['--until', until],
+  ] as const) {
     if (value === undefined) continue;
     checkPeriodForm(value, `${flag} ${value}`);
     if (value > current) throw new UsageError(`${flag} ${value} is in the future (this month is ${current}, UTC)`);
@@ -152,7 +182,10 @@ interface Shown {
 
 /** The months and products to show, their defaults taken from the source's batches. */
 function shownMonths(batches: readonly BatchListEntry[], query: Query, sourceId: string, now: Date): Shown {
-  const periods = batches.map((batch) => batch.period).filter((period) => /^\d{4}-(0[1-9]|1[0-2])$/.test(period)).sort();
+  const periods = batches
+    .map((batch) => batch.period)
+    .filter((period) => /^\d{4}-(0[1-9]|1[0-2])$/.test(period))
+    .sort();
   const earliest = periods[0];
   const since = query.since ?? earliest;
   if (since === undefined) {
@@ -161,12 +194,20 @@ function shownMonths(batches: readonly BatchListEntry[], query: Query, sourceId:
     });
   }
   // The current month shows only when asked for, or when it has a batch: it is not over yet.
-  const until = query.until ?? [previousMonth(currentPeriod(now)), periods.at(-1) ?? since, since].reduce((a, b) => (a > b ? a : b));
+  const until =
+    query.until ??
+    [previousMonth(currentPeriod(now)), periods.at(-1) ?? since, since].reduce((a, b) => (a > b ? a : b));
   if (since > until) {
-    throw new UsageError(`the source's earliest batch is of ${since}, after --until ${until}`, { hint: 'name the first month with --since YYYY-MM' });
+    throw new UsageError(`the source's earliest batch is of ${since}, after --until ${until}`, {
+      hint: 'name the first month with --since YYYY-MM',
+    });
   }
   const products = productsOf(batches, query.product);
-  return { since, until, months: monthsBetween(since, until).flatMap((period) => products.map((product) => ({ period, product }))) };
+  return {
+    since,
+    until,
+    months: monthsBetween(since, until).flatMap((period) => products.map((product) => ({ period, product }))),
+  };
 }
 
 /** One list of the batches (or, waiting, one per poll) made into the ledger of the months `choose` picks from the first. */
@@ -187,7 +228,8 @@ async function runLedger(
       return ledger(batches, shown.months, current);
     };
     const first = await poll();
-    const { months, timedOut } = timeoutMs === undefined ? { months: first, timedOut: false } : await waitWhilePending(first, poll, timeoutMs, op);
+    const { months, timedOut } =
+      timeoutMs === undefined ? { months: first, timedOut: false } : await waitWhilePending(first, poll, timeoutMs, op);
     const failed = failingMonths(months, failOn).length > 0 || (timedOut && months.some(isPending));
     return {
       source_id: sourceId,

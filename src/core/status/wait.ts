@@ -40,7 +40,12 @@ export async function waitWhilePending(
   let months = first;
   if (!months.some(isPending)) return { months, timedOut: false };
   let next = nextPoll();
-  op.onEvent({ type: 'review_waiting', pending: months.filter(isPending), deadline: iso(deadline), nextPollAt: iso(next) });
+  op.onEvent({
+    type: 'review_waiting',
+    pending: months.filter(isPending),
+    deadline: iso(deadline),
+    nextPollAt: iso(next),
+  });
   for (;;) {
     if (clock() >= deadline) return { months, timedOut: true };
     await runtime.sleep(Math.max(0, next - clock()), signal);
@@ -61,7 +66,9 @@ function changesBetween(before: readonly MonthStatus[], after: readonly MonthSta
   return after.flatMap((month, index) => {
     const earlier = before[index];
     if (!earlier || (earlier.state === month.state && earlier.batch_id === month.batch_id)) return [];
-    return [{ period: month.period, product: month.product, from: earlier.state, to: month.state, batchId: month.batch_id }];
+    return [
+      { period: month.period, product: month.product, from: earlier.state, to: month.state, batchId: month.batch_id },
+    ];
   });
 }
 
