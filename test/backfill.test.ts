@@ -663,6 +663,23 @@ describe('what a person sees', () => {
     expect(res.stderr).toMatch(/\u001b\[2K… and \d+ more\n\u001b\[2K\d+ of 12 done/);
   });
 
+  it('a slow storage host: a month whose bytes are all handed over waits for it, and so does the overall line', async () => {
+    const box = await sandbox();
+    box.faults.add({ route: 'upload', delayMs: 600, times: 2 });
+    const folders = months(['2024-01', '2024-02']);
+    // A clock 1 s on at each look, so that the overall line would estimate a time left.
+    let clock = Date.parse('2024-07-01T00:00:00Z');
+    const res = await run(['deliver', ...folders.map((f) => f.dir), '--source', newSource(box)], {
+      env: sandboxEnv(box),
+      tty: true,
+      now: () => new Date((clock += 1_000)),
+    });
+    expect(res.code).toBe(0);
+    expect(res.stderr).toMatch(/\u001b\[2K\S+ 2024-0\d records +uploading \[█+\] 100% \d+ B\/\d+ B, waiting for the storage host\n/);
+    expect(res.stderr).toMatch(/\u001b\[2K\d of 2 done, \d+ B sent[^\n]*, waiting for the storage host\n/);
+    expect(res.stderr).not.toMatch(/waiting for the storage host[^\n]*left/);
+  });
+
   it('TERM=dumb: plain timestamped lines, no cursor movement', async () => {
     const box = await sandbox();
     const folders = months(['2024-01', '2024-02']);
