@@ -127,6 +127,7 @@ export async function runDelivery(
   try {
     const plan = await planFolder(folder, op, { copy: true });
     try {
+      for (const message of plan.reportWarnings) op.onEvent({ type: 'notice', code: 'warning', ...subject, message });
       const schemaChanges = compareSchema(records, plan, sourceId, op, runEarlier);
       const client = await op.client(subject);
       try {
