@@ -59,6 +59,8 @@ describe('bds deliver <dir>...', () => {
     const recordsOf = (period: string) => folders.find((f) => f.dir.endsWith(period))!.records;
     expect(rows).toEqual(batches.map((b) => expect.stringMatching(new RegExp(`^${b.period} +records +delivered +${b.id} +${recordsOf(b.period)} `))));
     expect(res.stdout).toContain('All 3 folders are delivered.');
+    const two = await run(['deliver', ...months(['2024-05', '2024-06']).map((f) => f.dir), '--source', source], { env: sandboxEnv(box), home, now: () => new Date('2024-07-15T00:00:00Z') });
+    expect(two.stdout).toContain('Both folders are delivered.');
 
     const requestsBefore = box.requests.length;
     const again = await run([...args, '--json'], { env: sandboxEnv(box), home });
@@ -511,6 +513,20 @@ describe('Ctrl-C stops every month', () => {
     expect(res.stdout).toMatch(/^2024-01 +records +interrupted +bat_\w+ .*interrupted by SIGTERM \(exit 143\)$/m);
     expect(res.stdout).toMatch(/^2024-02 +records +interrupted +not started: interrupted by SIGTERM \(exit 143\)$/m);
     expect(res.stdout).toContain('Interrupted: 0 of 2 folders delivered. Run the same command again to finish the others.');
+  });
+
+  it('--quiet: an interrupted month is "interrupted", not "failed"', async () => {
+    const box = await sandbox();
+    const folders = months(['2024-01', '2024-02']);
+    box.faults.add({ route: 'upload', hang: true });
+    const controller = new AbortController();
+    const args = ['deliver', ...folders.map((f) => f.dir), '--source', newSource(box), '--jobs', '1', '--quiet'];
+    const running = run(args, { env: sandboxEnv(box), signal: controller.signal });
+    await until(() => count(box, 'upload') === 1, 'the upload under way');
+    controller.abort(new InterruptedError('SIGINT'));
+    const res = await running;
+    expect(res.code).toBe(130);
+    expect(res.stdout.split('\n').filter(Boolean)).toEqual(['interrupted 2024-01 records', 'interrupted 2024-02 records: not started']);
   });
 
   it('the library: the signal rejects deliverMany with exit code 130', async () => {

@@ -216,8 +216,8 @@ export const EPISODES_SCHEMA = {
 export const REPORT = { tool: 'scrubkit 3.4.1', files: [{ path: 'records.jsonl.gz' }], totals: { rows_out: 3 } };
 
 /** The report a scrubber writes beside its data file: the file named, its records counted (as bds cross-checks). */
-export function reportFor(dataName: string, records: number): typeof REPORT {
-  return { tool: REPORT.tool, files: [{ path: path.basename(dataName), rows_out: records }], totals: { rows_out: records } } as typeof REPORT;
+export function reportFor(dataName: string, records: number): { tool: string; files: Array<{ path: string; rows_out: number }>; totals: { rows_out: number } } {
+  return { tool: REPORT.tool, files: [{ path: path.basename(dataName), rows_out: records }], totals: { rows_out: records } };
 }
 
 /** A delivery folder as the scrubber writes it. */

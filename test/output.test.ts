@@ -134,6 +134,16 @@ describe('output rules', () => {
     expect(res.stdout).toMatch(/^delivered bat_\w+ \(received\): 2024-05 records, 3 records, \d+ B\n$/);
   });
 
+  it('one record is "1 record", in the quiet line and in the step lines', async () => {
+    const box = await sandbox();
+    const folder = makeFolder({ records: 1 });
+    const quiet = await run(['deliver', folder.dir, '--period', '2024-05', '--source', newSource(box), '--quiet'], { env: sandboxEnv(box) });
+    expect(quiet.stdout).toMatch(/^delivered bat_\w+ \(received\): 2024-05 records, 1 record, \d+ B\n$/);
+    const checked = await run(['check', folder.dir, '--period', '2024-05']);
+    expect(checked.stderr).toMatch(/: 1 record, \d+ B, sha256 /);
+    expect(checked.stdout + checked.stderr).not.toMatch(/\b1 records\b/);
+  });
+
   it('unknown commands and options exit 2 with a bds: line', async () => {
     const unknownCommand = await run(['shipit']);
     expect(unknownCommand.code).toBe(2);
