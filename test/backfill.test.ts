@@ -32,7 +32,7 @@ const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ /;
 function months(periods: string[], options: FolderOptions & { name?: (period: string) => string } = {}): Folder[] {
   const root = tempDir('bds-backfill-');
   return periods.map((period, i) => {
-    const folder = makeFolder({ records: 3 + i, ...options });
+    const folder = makeFolder({ ...options, records: (options.records ?? 3) + i });
     const dir = path.join(root, options.name?.(period) ?? `${options.product ?? 'records'}-${period}`);
     renameSync(folder.dir, dir);
     return { ...folder, dir, dataFile: path.join(dir, path.basename(folder.dataFile)) };
@@ -84,6 +84,14 @@ describe('bds deliver <dir>...', () => {
       ),
     );
     expect(res.stdout).toContain('All 3 folders are delivered.');
+    // Data of their own: a file delivered as another month is refused.
+    const later = months(['2024-05', '2024-06'], { records: 10 });
+    const two = await run(['deliver', ...later.map((f) => f.dir), '--source', source], {
+      env: sandboxEnv(box),
+      home,
+      now: () => new Date('2024-07-15T00:00:00Z'),
+    });
+    expect(two.stdout).toContain('Both folders are delivered.');
 
     const requestsBefore = box.requests.length;
     const again = await run([...args, '--json'], { env: sandboxEnv(box), home });
@@ -749,6 +757,23 @@ describe('Ctrl-C stops every month', () => {
     );
   });
 
+  it('--quiet: an interrupted month is "interrupted", not "failed"', async () => {
+    const box = await sandbox();
+    const folders = months(['2024-01', '2024-02']);
+    box.faults.add({ route: 'upload', hang: true });
+    const controller = new AbortController();
+    const args = ['deliver', ...folders.map((f) => f.dir), '--source', newSource(box), '--jobs', '1', '--quiet'];
+    const running = run(args, { env: sandboxEnv(box), signal: controller.signal });
+    await until(() => count(box, 'upload') === 1, 'the upload under way');
+    controller.abort(new InterruptedError('SIGINT'));
+    const res = await running;
+    expect(res.code).toBe(130);
+    expect(res.stdout.split('\n').filter(Boolean)).toEqual([
+      'interrupted 2024-01 records',
+      'interrupted 2024-02 records: not started',
+    ]);
+  });
+
   it('the library: the signal rejects deliverMany with exit code 130', async () => {
     const box = await sandbox();
     const folders = months(['2024-01', '2024-02']);
@@ -912,6 +937,25 @@ describe('what a person sees', () => {
       for (const [, up] of frame.matchAll(/\u001b\[(\d+)A/g)) expect(Number(up)).toBeLessThanOrEqual(5);
     }
     expect(res.stderr).toMatch(/\u001b\[2K… and \d+ more\n\u001b\[2K\d+ of 12 done/);
+  });
+
+  it('a slow storage host: a month whose bytes are all handed over waits for it, and so does the overall line', async () => {
+    const box = await sandbox();
+    box.faults.add({ route: 'upload', delayMs: 600, times: 2 });
+    const folders = months(['2024-01', '2024-02']);
+    // A clock 1 s on at each look, so that the overall line would estimate a time left.
+    let clock = Date.parse('2024-07-01T00:00:00Z');
+    const res = await run(['deliver', ...folders.map((f) => f.dir), '--source', newSource(box)], {
+      env: sandboxEnv(box),
+      tty: true,
+      now: () => new Date((clock += 1_000)),
+    });
+    expect(res.code).toBe(0);
+    expect(res.stderr).toMatch(
+      /\u001b\[2K\S+ 2024-0\d records +uploading \[█+\] 100% \d+ B\/\d+ B, waiting for the storage host\n/,
+    );
+    expect(res.stderr).toMatch(/\u001b\[2K\d of 2 done, \d+ B sent[^\n]*, waiting for the storage host\n/);
+    expect(res.stderr).not.toMatch(/waiting for the storage host[^\n]*left/);
   });
 
   it('TERM=dumb: plain timestamped lines, no cursor movement', async () => {

@@ -10,6 +10,7 @@ import type { Sandbox } from '../src/sandbox/emulator.js';
 import {
   RECORDS_SCHEMA,
   REPORT,
+  ROOT,
   count,
   makeFolder,
   newSource,
@@ -213,7 +214,7 @@ describe('bds check preview', () => {
   };
   const report = {
     tool: 'scrubkit 3.4.1',
-    files: [{ path: 'a.jsonl.gz' }, { path: 'b.jsonl.gz' }],
+    files: [{ path: 'records.jsonl.gz' }, { path: 'b.jsonl.gz' }],
     totals: { rows_out: 3, reidentification: { method: 'k-anonymity', k: 5, checks: { passed: true } }, notes: [] },
   };
 
@@ -718,6 +719,58 @@ describe('text from the folder in the preview', () => {
       '          amount    金額        number',
     ]);
     expect(res.stdout).toContain(['Totals:    件数      3', '           rows_out  3'].join('\n'));
+  });
+});
+
+describe('the report against the data file', () => {
+  it("warns, in check and in deliver, when its rows_out is not the file's record count", async () => {
+    const report = {
+      tool: 'scrubkit 3.4.1',
+      files: [{ path: 'records.jsonl.gz', rows_out: 99_999 }],
+      totals: { rows_out: 99_999 },
+    };
+    const folder = makeFolder({ records: 100, report });
+    const warnings = [
+      `the report's files[] says records.jsonl.gz has rows_out 99999, but ${folder.dataFile} holds 100 records`,
+      `the report's totals.rows_out is 99999, but ${folder.dataFile} holds 100 records`,
+    ];
+    const checked = await check([folder.dir, '--period', '2024-05', '--json']);
+    expect(checked.code).toBe(0);
+    expect(checked.json().warnings).toEqual(warnings);
+    const text = await check([folder.dir, '--period', '2024-05']);
+    expect(text.stdout).toContain(`✔ ${folder.dir} is ready to deliver, with 2 warnings`);
+    for (const warning of warnings) expect(text.stdout).toContain(`warning: ${warning}`);
+
+    const box = await sandbox();
+    const delivered = await deliver(box, [folder.dir, '--period', '2024-05']);
+    expect(delivered.code).toBe(0);
+    for (const warning of warnings) expect(delivered.stderr).toContain(`warning: ${warning}`);
+    expect(box.store.batches().map((b) => b.status)).toEqual(['received']);
+  });
+
+  it('warns when its files[] names another file; a plain .jsonl may be named gzipped or not', async () => {
+    const other = makeFolder({
+      report: { tool: 'scrubkit 3.4.1', files: [{ path: 'out/orders-2024-04.jsonl.gz' }], totals: {} },
+    });
+    const res = await check([other.dir, '--period', '2024-05', '--json']);
+    expect(res.json().warnings).toEqual([
+      "the report's files[] names out/orders-2024-04.jsonl.gz, not records.jsonl.gz: is it this folder's report?",
+    ]);
+    for (const path of ['records.jsonl', 'out/records.jsonl.gz']) {
+      const plain = makeFolder({
+        plain: true,
+        report: { tool: 'scrubkit 3.4.1', files: [{ path, rows_out: 3 }], totals: { rows_out: 3 } },
+      });
+      expect((await check([plain.dir, '--period', '2024-05', '--json'])).json().warnings).toEqual([]);
+    }
+  });
+
+  it("the examples (the service's sample folders) pass without a warning", async () => {
+    for (const example of ['records-2024-05', 'episodes-2024-05']) {
+      const res = await check([path.join(ROOT, 'examples', example), '--json']);
+      expect(res.code, res.stderr).toBe(0);
+      expect(res.json().warnings).toEqual([]);
+    }
   });
 });
 

@@ -235,6 +235,18 @@ export const EPISODES_SCHEMA = {
 };
 export const REPORT = { tool: 'scrubkit 3.4.1', files: [{ path: 'records.jsonl.gz' }], totals: { rows_out: 3 } };
 
+/** The report a scrubber writes beside its data file: the file named, its records counted (as bds cross-checks). */
+export function reportFor(
+  dataName: string,
+  records: number,
+): { tool: string; files: Array<{ path: string; rows_out: number }>; totals: { rows_out: number } } {
+  return {
+    tool: REPORT.tool,
+    files: [{ path: path.basename(dataName), rows_out: records }],
+    totals: { rows_out: records },
+  };
+}
+
 /** A delivery folder as the scrubber writes it. */
 export function makeFolder(options: FolderOptions = {}): Folder {
   const dir = tempDir('bds-folder-');
@@ -248,14 +260,14 @@ export function makeFolder(options: FolderOptions = {}): Folder {
           ? { sensors: ['t'] }
           : RECORDS_SCHEMA;
   if (schema !== null) writeFileSync(path.join(dir, 'schema.json'), JSON.stringify(schema, null, 2));
-  if (options.report !== null)
-    writeFileSync(path.join(dir, 'report.json'), JSON.stringify(options.report ?? REPORT, null, 2));
   const count = options.records ?? 3;
   const lines =
     options.lines ??
     Array.from({ length: count }, (_, i) => JSON.stringify({ _object: 'orders', order_id: `o${i}`, amount: i }));
   const text = Buffer.from(lines.map((l) => `${l}\n`).join(''));
   const name = options.dataName ?? (options.plain ? `${product}.jsonl` : `${product}.jsonl.gz`);
+  const report = options.report ?? reportFor(name, lines.filter((l) => l.trim() !== '').length);
+  if (options.report !== null) writeFileSync(path.join(dir, 'report.json'), JSON.stringify(report, null, 2));
   const bytes = options.dataBytes ?? (options.plain ? text : gzipSync(text));
   const dataFile = path.join(dir, name);
   mkdirSync(path.dirname(dataFile), { recursive: true });

@@ -93,6 +93,32 @@ describe('output rules', () => {
     expect(res.stdout).toContain('Delivered');
   });
 
+  it('a slow storage host: once every byte is handed over, the bar says it waits for it, with no time left', async () => {
+    const box = await sandbox();
+    // The sandbox's slow upload: the storage host reads the body only after a while.
+    box.faults.add({ route: 'upload', delayMs: 400 });
+    const folder = makeFolder();
+    const bytes = folder.uploaded.length;
+    const res = await run(['deliver', folder.dir, '--period', '2024-05', '--source', newSource(box)], {
+      env: sandboxEnv(box),
+      tty: true,
+    });
+    expect(res.code).toBe(0);
+    expect(res.stderr).toContain(`] 100% ${bytes} B/${bytes} B, waiting for the storage host`);
+    expect(res.stderr).not.toMatch(/100% [^\n]* left/);
+
+    // Without a terminal, the line at 100% says it too (a clock 20 s on at each look: every line is due).
+    box.faults.add({ route: 'upload', delayMs: 400 });
+    let clock = Date.parse('2024-07-01T00:00:00Z');
+    const now = () => new Date((clock += 20_000));
+    const plain = await run(
+      ['deliver', makeFolder({ records: 4 }).dir, '--period', '2024-06', '--source', newSource(box)],
+      { env: sandboxEnv(box), now },
+    );
+    expect(plain.code).toBe(0);
+    expect(plain.stderr).toMatch(/uploaded \d+ B of \d+ B \(100%\)[^\n]*; waiting for the storage host$/m);
+  });
+
   it('--verbose logs each request with the key and signatures redacted', async () => {
     const box = await sandbox();
     const source = newSource(box);
@@ -121,6 +147,18 @@ describe('output rules', () => {
     expect(res.code).toBe(0);
     expect(res.stderr).toBe('');
     expect(res.stdout).toMatch(/^delivered bat_\w+ \(received\): 2024-05 records, 3 records, \d+ B\n$/);
+  });
+
+  it('one record is "1 record", in the quiet line and in the step lines', async () => {
+    const box = await sandbox();
+    const folder = makeFolder({ records: 1 });
+    const quiet = await run(['deliver', folder.dir, '--period', '2024-05', '--source', newSource(box), '--quiet'], {
+      env: sandboxEnv(box),
+    });
+    expect(quiet.stdout).toMatch(/^delivered bat_\w+ \(received\): 2024-05 records, 1 record, \d+ B\n$/);
+    const checked = await run(['check', folder.dir, '--period', '2024-05']);
+    expect(checked.stderr).toMatch(/: 1 record, \d+ B, sha256 /);
+    expect(checked.stdout + checked.stderr).not.toMatch(/\b1 records\b/);
   });
 
   it('unknown commands and options exit 2 with a bds: line', async () => {

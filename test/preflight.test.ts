@@ -1,7 +1,7 @@
 // Bad input, bad keys and bad base URLs: exit 2 or 3 with one `bds: ...` line, and nothing created on the server.
 // API refusals (404, 422) exit 4 with the API's message.
 
-import { unlinkSync, writeFileSync } from 'node:fs';
+import { renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
@@ -81,12 +81,24 @@ describe('period', () => {
     ['May 2024', /not of the form YYYY-MM/],
     ['2024-13', /month 13 is not between 01 and 12/],
     ['2024-00', /month 00 is not between 01 and 12/],
+    ['0000-05', /^bds: --period 0000-05: there is no year 0000$/m],
     ['2024-07', /2024-07 is in the future/],
     ['2025-01', /in the future/],
   ])('refuses %s', async (period, message) => {
     const box = await sandbox();
     const res = await deliver(box, makeFolder().dir, ['--period', period]);
     expectUsageError(box, res, message);
+  });
+
+  it("refuses year 0000 in the folder's name too, in deliver and in check", async () => {
+    const box = await sandbox();
+    const dir = path.join(tempDir(), 'records-0000-05');
+    renameSync(makeFolder().dir, dir);
+    const res = await run(['deliver', dir, '--source', newSource(box)], { env: sandboxEnv(box), now: () => NOW });
+    expectUsageError(box, res, "the period 0000-05 in the folder's name records-0000-05: there is no year 0000");
+    const checked = await run(['check', dir], { now: () => NOW });
+    expect(checked.code).toBe(2);
+    expect(checked.stderr).toContain('there is no year 0000');
   });
 
   it('warns about the current month and delivers', async () => {

@@ -76,7 +76,12 @@ describe('bin/bds.js', () => {
     await until(() => /Stop it with Ctrl-C/.test(sandboxOut), "the sandbox's banner");
     const exported = /export (BDS_BASE_URL=\S+ BDS_API_KEY=\S+ BDS_SOURCE_ID=\S+)/.exec(sandboxOut)![1]!;
     const env = Object.fromEntries(exported.split(' ').map((pair) => pair.split('=') as [string, string]));
-    const command = /^ {2}bds (deliver .*)$/m.exec(sandboxOut)![1]!.split(' ');
+    // The standalone binary holds no examples/: its line names a folder of the user's own, here the repository's.
+    const command = /^ {2}bds (deliver .*)$/m
+      .exec(sandboxOut)![1]!
+      .replace('<a folder your scrubber wrote>', path.join(ROOT, 'examples', 'records-2024-05'))
+      .replace('YYYY-MM', '2024-05')
+      .split(' ');
     const delivered = await spawnCli(command, { env, cwd: ROOT });
     expect(delivered.code, delivered.stderr).toBe(0);
     expect(delivered.stdout).toMatch(/^Delivered bat_\w+ \(received\)/);

@@ -12,7 +12,7 @@ import { defineCommand } from '../command.js';
 import type { Operation } from '../../core/operation.js';
 import type { IO } from '../output/io.js';
 import { deliveredText } from '../output/words.js';
-import { formatBytes, formatDuration } from '../output/format.js';
+import { counted, formatBytes, formatDuration } from '../output/format.js';
 import { appendStepSummary, inGithubActions } from '../output/github.js';
 import { renderTable } from '../output/table.js';
 import { routeReview, sayVerdict, statusLines, statusText } from '../output/status-view.js';
@@ -212,6 +212,11 @@ function outcomeText(month: MonthResult): string {
 
 function quietMonthLine(month: MonthResult): string {
   if (!month.error && !('dry_run' in month)) return quietLine(month as DeliverResult);
+  if (month.error && outcomeWord(month) === 'interrupted') {
+    // "interrupted by SIGINT" is said once for the run; a month not started says so.
+    const rest = month.error.message.replace(/:? ?interrupted by \w+$/, '');
+    return `interrupted ${month.period} ${month.product}${rest ? `: ${rest}` : ''}`;
+  }
   if (month.error) return `failed ${month.period} ${month.product}: ${month.error.message}`;
   return `${outcomeText(month)}: ${month.period} ${month.product}`;
 }
@@ -225,14 +230,14 @@ function severalVerdict(deliveries: MonthResult[], failed: number, interrupted: 
     return `Dry run: nothing was created.${failed ? ` ${failed} of ${folders(total)} failed.` : ''}`;
   }
   return failed === 0
-    ? `All ${folders(total)} are delivered.`
+    ? `${total === 2 ? 'Both folders are' : `All ${folders(total)} are`} delivered.`
     : `${total - failed} of ${folders(total)} delivered; ${failed} failed. Fix what their errors say (for a network failure, wait), ` +
         'then run the same command again: what is delivered is skipped.';
 }
 
 /** "1 folder", "3 folders": a month's records and episodes are two. */
 function folders(count: number): string {
-  return `${count} folder${count === 1 ? '' : 's'}`;
+  return counted(count, 'folder');
 }
 
 function severalSummary(io: IO, deliveries: MonthResult[], elapsedMs: number, interrupted: boolean): string {
@@ -328,7 +333,7 @@ function summary(result: DeliverResult, elapsedMs: number): string {
 /** --quiet: the one line a delivery's result takes, for cron mail and scripts. */
 function quietLine({ batch, skipped, period, product, record_count, bytes }: DeliverResult): string {
   const what = `${deliveredText(batch, skipped)}: ${period} ${product}`;
-  return skipped ? what : `${what}, ${record_count} records, ${formatBytes(bytes)}`;
+  return skipped ? what : `${what}, ${counted(record_count, 'record')}, ${formatBytes(bytes)}`;
 }
 
 function capitalized(text: string): string {

@@ -7,7 +7,7 @@ import type { DeliveryEvent, StepEvent, Subject } from '../../core/delivery/even
 import { InterruptedError, type BdsError } from '../../core/errors.js';
 import { formatBytes, formatDuration, formatRate } from './format.js';
 import type { IO } from './io.js';
-import { progressBar, progressLine } from './progress.js';
+import { progressBar, progressLine, WAITING_FOR_STORAGE } from './progress.js';
 import { deliveredText, sayNotice, stepText } from './words.js';
 
 /** The live block is redrawn this often while nothing else happens (the spinner's pace). */
@@ -189,7 +189,7 @@ export class BackfillView {
   private liveLine(month: Month, now: number): string {
     const { transfer } = month;
     const bar = transfer
-      ? ` ${transfer.kind === 'read' ? 'reading' : 'uploading'} ${progressBar({ sent: transfer.done, total: transfer.total, elapsedMs: now - transfer.startedAt }, BAR_WIDTH)}`
+      ? ` ${transfer.kind === 'read' ? 'reading' : 'uploading'} ${progressBar({ sent: transfer.done, total: transfer.total, elapsedMs: now - transfer.startedAt }, transfer.kind, BAR_WIDTH)}`
       : ` ${month.doing}`;
     return `${this.io.err.cyan(SPINNER_FRAMES[this.frame]!)} ${label(month)} ${bar}`;
   }
@@ -205,8 +205,13 @@ export class BackfillView {
         0,
       ) / weight;
     const elapsed = now - this.started;
-    const left =
-      done >= ESTIMATE_AFTER.fraction && elapsed >= ESTIMATE_AFTER.ms && done < 1
+    // Every month left has handed all its bytes over: the time is the storage host's, not bds's to estimate.
+    const open = this.months.filter((m) => m.state !== 'finished');
+    const waiting =
+      open.length > 0 && open.every((m) => m.transfer?.kind === 'uploaded' && m.transfer.done >= m.transfer.total);
+    const left = waiting
+      ? `, ${WAITING_FOR_STORAGE}`
+      : done >= ESTIMATE_AFTER.fraction && elapsed >= ESTIMATE_AFTER.ms && done < 1
         ? `, about ${formatDuration((elapsed * (1 - done)) / done)} left`
         : '';
     const rate = sent > 0 ? ` (${formatRate(sent, elapsed)})` : '';

@@ -174,7 +174,7 @@ export class IO {
     if (this.spinner?.isSpinning) {
       if (now - this.lastSpinnerUpdate < SPINNER_UPDATE_INTERVAL_MS && done < total) return;
       this.lastSpinnerUpdate = now;
-      this.spinner.text = `${this.stepText} ${progressBar(sample)}`;
+      this.spinner.text = `${this.stepText} ${progressBar(sample, verb)}`;
       // Drawn now rather than on the spinner's next frame, so that the last update (100%) is always seen.
       this.spinner.render();
     } else if (!this.spinner && this.throttle.due()) {

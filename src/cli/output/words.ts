@@ -7,7 +7,7 @@ import type { ColumnDiff, ColumnEntry } from '../../core/preflight/columns.js';
 import { pathForPeople } from '../../core/preflight/folder.js';
 import type { EventListener, Notice, StepEvent } from '../../core/delivery/events.js';
 import type { BatchRef } from '../../core/api/types.js';
-import { formatBytes, formatDuration } from './format.js';
+import { counted, formatBytes, formatDuration } from './format.js';
 import type { IO } from './io.js';
 
 /** The line that opens a step; `cwd`: the working folder, which the data file is named from. */
@@ -18,7 +18,7 @@ export function stepText(event: StepEvent, cwd: string): string {
         ? `checking ${event.dir}`
         : `checking ${event.sourceId} for an earlier ${event.product} batch of ${event.period}`;
     case 'checked':
-      return `checked ${cleanText(pathForPeople(event.dataFile, cwd))}: ${event.recordCount} records, ${formatBytes(event.bytes)}, sha256 ${event.sha256}${event.fromCache ? ' (remembered from an earlier pass)' : ''}`;
+      return `checked ${cleanText(pathForPeople(event.dataFile, cwd))}: ${counted(event.recordCount, 'record')}, ${formatBytes(event.bytes)}, sha256 ${event.sha256}${event.fromCache ? ' (remembered from an earlier pass)' : ''}`;
     case 'creating':
       return `creating the ${event.product} batch for ${event.period}`;
     case 'uploading':
@@ -89,7 +89,7 @@ function noticeText(notice: Notice): { warning: boolean; text: string } {
       return warning(schemaChangeText(notice.since, notice.changes));
     case 'record_count_differs':
       return warning(
-        `${notice.batchId} counts ${notice.listed} records, this file ${notice.local}: it came from another file (--skip-delivered counts it as delivered)`,
+        `${notice.batchId} counts ${counted(notice.listed, 'record')}, this file ${notice.local}: it came from another file (--skip-delivered counts it as delivered)`,
       );
     case 'skipped_on_service_word':
       return warning(

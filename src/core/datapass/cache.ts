@@ -15,7 +15,7 @@ import { changeSince, type FileStamp } from './file-stamp.js';
 import type { PassFindings } from './pipeline.js';
 
 /** What an entry's result depends on besides the file: the checks and the gzip of a plain .jsonl (bump it when either changes). */
-export const PASS_FORMAT = '2';
+export const PASS_FORMAT = '3';
 
 /**
  * For a plain .jsonl, the version of the zlib that gzips it, since another zlib may make other bytes of the same

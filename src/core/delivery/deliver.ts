@@ -150,6 +150,7 @@ export async function runDelivery(
   try {
     const plan = await planFolder(folder, op, { copy: true });
     try {
+      for (const message of plan.reportWarnings) op.onEvent({ type: 'notice', code: 'warning', ...subject, message });
       const schemaChanges = compareSchema(records, plan, sourceId, op, run?.earlier);
       const key = { api: access.api, sourceId, period: plan.period, product: plan.product, sha256: plan.sha256 };
       const recorded = (): SameFile | undefined => {

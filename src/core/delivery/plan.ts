@@ -4,7 +4,10 @@
 
 import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import type { ScrubReport } from '../api/types.js';
 import { isObject } from '../checks.js';
+import { cleanText } from '../clean-text.js';
 import type { Operation } from '../operation.js';
 import { diffColumns, schemaColumns, type ColumnDiff, type ColumnEntry } from '../preflight/columns.js';
 import type { FolderCheck } from '../preflight/folder.js';
@@ -20,6 +23,8 @@ export interface SchemaChanges extends ColumnDiff {
 export interface DeliveryPlan extends FolderCheck, DataPass {
   inputsDigest: string;
   columns: ColumnEntry[];
+  /** Where the report disagrees with the data file (also in `warnings`, after the folder's own). */
+  reportWarnings: string[];
 }
 
 /**
@@ -103,14 +108,59 @@ export function compareSchema(
 }
 
 function makePlan(folder: FolderCheck, pass: DataPass): DeliveryPlan {
+  const reportWarnings = crossCheckReport(folder.report, folder.dataFile, folder.dataName, pass.recordCount);
   return {
     ...folder,
     ...pass,
+    warnings: [...folder.warnings, ...reportWarnings],
+    reportWarnings,
     inputsDigest: createHash('sha256')
       .update(canonicalJson({ report: folder.report, schema: folder.schema }))
       .digest('hex'),
     columns: schemaColumns(folder.product, folder.schema),
   };
+}
+
+/**
+ * The report against the data file, once its records are counted: the report is sent as it is, so a reviewer
+ * would see its numbers. Its `files[]` should name the data file (a plain .jsonl as itself or gzipped), and
+ * `rows_out`, there and in `totals` (when the report covers this one file), should be the file's record
+ * count. Warnings, not errors: the scrubber may count otherwise, and the data file is what is delivered.
+ */
+export function crossCheckReport(
+  report: ScrubReport,
+  dataFile: string,
+  dataName: string,
+  recordCount: number,
+): string[] {
+  const warnings: string[] = [];
+  const stem = (name: string) => path.basename(name).replace(/\.gz$/, '');
+  const listed = report.files
+    .filter(isObject)
+    .filter((entry): entry is Record<string, unknown> & { path: string } => typeof entry.path === 'string');
+  const entry = listed.find((candidate) => stem(candidate.path) === stem(dataFile));
+  if (listed.length > 0 && !entry) {
+    const names = listed.slice(0, 3).map((candidate) => cleanText(candidate.path, 100));
+    warnings.push(
+      `the report's files[] names ${names.join(', ')}${listed.length > 3 ? ', …' : ''}, not ${path.basename(dataFile)}: is it this folder's report?`,
+    );
+  }
+  const differs = (rowsOut: unknown): rowsOut is number => typeof rowsOut === 'number' && rowsOut !== recordCount;
+  if (entry && differs(entry.rows_out)) {
+    warnings.push(
+      `the report's files[] says ${cleanText(entry.path, 100)} has rows_out ${entry.rows_out}, but ${dataName} holds ${records(recordCount)}`,
+    );
+  }
+  if (report.files.length <= 1 && differs(report.totals.rows_out)) {
+    warnings.push(
+      `the report's totals.rows_out is ${report.totals.rows_out}, but ${dataName} holds ${records(recordCount)}`,
+    );
+  }
+  return warnings;
+}
+
+function records(count: number): string {
+  return `${count} record${count === 1 ? '' : 's'}`;
 }
 
 /** JSON with object keys sorted: the same meaning gives the same digest, whatever the key order. */

@@ -11,6 +11,8 @@ export function checkPeriodForm(period: string, what = `--period ${period}`): vo
   if (!match) throw new UsageError(`${what} is not of the form YYYY-MM (for example 2024-05)`);
   const month = Number(match[2]);
   if (month < 1 || month > 12) throw new UsageError(`${what}: month ${match[2]} is not between 01 and 12`);
+  if (match[1] === '0000')
+    throw new UsageError(`${what}: there is no year 0000`, { hint: 'a year of four digits, such as 2024' });
 }
 
 /** The month of `now` in UTC, as YYYY-MM. */
