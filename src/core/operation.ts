@@ -4,8 +4,7 @@
 
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
-import { ApiClient } from './api/client.js';
-import { HttpClient } from './api/http.js';
+import type { ApiClient } from './api/client.js';
 import { canonicalApi } from './api/url-rules.js';
 import type { EventListener, Subject } from './delivery/events.js';
 import type { Runtime } from './runtime.js';
@@ -90,9 +89,14 @@ export class Operation {
     return this.resolved.access;
   }
 
-  /** A new API client whose retries become notices about `subject` (a delivery's period and product); the caller closes it. */
+  /**
+   * A new API client whose retries become notices about `subject` (a delivery's period and product); the caller
+   * closes it. The HTTP layer (undici, 20 MB of memory) loads here, at the first request: a check never loads
+   * it, and a delivery only after the pass over its data file.
+   */
   async client(subject: Partial<Subject> = {}): Promise<ApiClient> {
     const { key, baseUrl } = await this.apiAccess();
+    const [{ ApiClient }, { HttpClient }] = await Promise.all([import('./api/client.js'), import('./api/http.js')]);
     const { runtime } = this;
     return new ApiClient(
       new HttpClient({
