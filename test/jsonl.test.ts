@@ -4,8 +4,7 @@
 // the same result however the input is split into chunks on its way through a pass.
 import { describe, expect, it } from 'vitest';
 import { checkWholeLines } from '../src/core/datapass/jsonl.js';
-import { ParallelLinesChecker } from '../src/core/datapass/lines.js';
-import { InlineRunner } from '../src/core/datapass/pool.js';
+import { LinesChecker } from '../src/core/datapass/lines.js';
 import { linesVerdict, seededRandom } from './helpers.js';
 
 /** The validator's verdict on a buffer of whole lines, in the words of linesVerdict. */
@@ -150,18 +149,18 @@ describe('the JSON Lines validator', () => {
     expect(checkWholeLines(bytes.subarray(0, 10))).toEqual({ records: 1, lines: 2, bad: { line: 2, what: 'invalid' } });
   });
 
-  it('gives the same count or the same error line however the input is split into chunks', async () => {
+  it('gives the same count or the same error line however the input is split into chunks', () => {
     const inputs = [
       '{"a":1}\n\n{"b":[1,2,{"c":"x\\"y"}]}\n   \n{"d":null}',
       '{"a":1}\n{"b":"\\u00e9"}\n[1]\n{"c":2}\n',
       '{"a":1}\n{"b":2\n{"c":3}\n',
       '\n\n{"a":"unterminated\n',
     ];
-    const feed = async (chunks: Buffer[]): Promise<string> => {
-      const checker = new ParallelLinesChecker(new InlineRunner(), 'f', { chunkBytes: 16 });
+    const feed = (chunks: Buffer[]): string => {
+      const checker = new LinesChecker('f', { chunkBytes: 16 });
       try {
-        for (const chunk of chunks) await checker.push(chunk);
-        return `records ${await checker.end()}`;
+        for (const chunk of chunks) checker.push(chunk);
+        return `records ${checker.end()}`;
       } catch (error) {
         return (error as Error).message;
       }
@@ -171,10 +170,10 @@ describe('the JSON Lines validator', () => {
       const whole = linesVerdict(bytes);
       for (let i = 0; i <= bytes.length; i++) {
         for (let j = i; j <= bytes.length; j += 3) {
-          expect(await feed([bytes.subarray(0, i), bytes.subarray(i, j), bytes.subarray(j)]), `${input} split at ${i},${j}`).toBe(whole);
+          expect(feed([bytes.subarray(0, i), bytes.subarray(i, j), bytes.subarray(j)]), `${input} split at ${i},${j}`).toBe(whole);
         }
       }
     }
-    expect(await feed([Buffer.from('{"a":1}\n\n{"b":2}\n{"c":')])).toBe('f line 4 is not valid JSON');
+    expect(feed([Buffer.from('{"a":1}\n\n{"b":2}\n{"c":')])).toBe('f line 4 is not valid JSON');
   });
 });
