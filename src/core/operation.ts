@@ -4,8 +4,8 @@
 
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
-import { ApiClient } from './api/client.js';
-import { HttpClient, type HttpTuning } from './api/http.js';
+import type { ApiClient } from './api/client.js';
+import type { HttpTuning } from './api/http.js';
 import { canonicalApi } from './api/url-rules.js';
 import type { EventListener, Subject } from './delivery/events.js';
 import type { Runtime } from './runtime.js';
@@ -107,10 +107,13 @@ export class Operation {
 
   /**
    * A new API client whose retries become notices about `subject` (a delivery's period and product); the caller
-   * closes it. `tuning` shortens the retries where waiting is not worth it (doctor).
+   * closes it. `tuning` shortens the retries where waiting is not worth it (doctor). The HTTP layer (undici, 20 MB
+   * of memory) loads here, at the first request: a check never loads it, and a delivery only after the pass over
+   * its data file.
    */
   async client(subject: Partial<Subject> = {}, tuning: Partial<HttpTuning> = {}): Promise<ApiClient> {
     const { key, baseUrl } = await this.apiAccess();
+    const [{ ApiClient }, { HttpClient }] = await Promise.all([import('./api/client.js'), import('./api/http.js')]);
     const { runtime } = this;
     return new ApiClient(
       new HttpClient({
