@@ -4,8 +4,7 @@
 // the same result however the input is split into chunks on its way through a pass.
 import { describe, expect, it } from 'vitest';
 import { checkWholeLines } from '../src/core/datapass/jsonl.js';
-import { ParallelLinesChecker } from '../src/core/datapass/lines.js';
-import { InlineRunner } from '../src/core/datapass/pool.js';
+import { LinesChecker } from '../src/core/datapass/lines.js';
 import { linesVerdict, seededRandom } from './helpers.js';
 
 /** The validator's verdict on a buffer of whole lines, in the words of linesVerdict. */
@@ -138,16 +137,8 @@ describe('the JSON Lines validator', () => {
     expect(checkWholeLines(Buffer.from('{}\n{}'))).toEqual({ records: 2, lines: 2 });
     expect(checkWholeLines(Buffer.from('{}\n '))).toEqual({ records: 1, lines: 2 });
     expect(checkWholeLines(Buffer.from('{}\r\n\r\n{}\r\n'))).toEqual({ records: 2, lines: 3 });
-    expect(checkWholeLines(Buffer.from('{}\n\n[]\n{}\n'))).toEqual({
-      records: 1,
-      lines: 3,
-      bad: { line: 3, what: 'not-object' },
-    });
-    expect(checkWholeLines(Buffer.from('{}\n{"a":\n{}\n'))).toEqual({
-      records: 1,
-      lines: 2,
-      bad: { line: 2, what: 'invalid' },
-    });
+    expect(checkWholeLines(Buffer.from('{}\n\n[]\n{}\n'))).toEqual({ records: 1, lines: 3, bad: { line: 3, what: 'not-object' } });
+    expect(checkWholeLines(Buffer.from('{}\n{"a":\n{}\n'))).toEqual({ records: 1, lines: 2, bad: { line: 2, what: 'invalid' } });
   });
 
   it('sees only the bytes it is given: a smaller buffer after a larger one, and the bytes after a view', () => {
@@ -158,18 +149,18 @@ describe('the JSON Lines validator', () => {
     expect(checkWholeLines(bytes.subarray(0, 10))).toEqual({ records: 1, lines: 2, bad: { line: 2, what: 'invalid' } });
   });
 
-  it('gives the same count or the same error line however the input is split into chunks', async () => {
+  it('gives the same count or the same error line however the input is split into chunks', () => {
     const inputs = [
       '{"a":1}\n\n{"b":[1,2,{"c":"x\\"y"}]}\n   \n{"d":null}',
       '{"a":1}\n{"b":"\\u00e9"}\n[1]\n{"c":2}\n',
       '{"a":1}\n{"b":2\n{"c":3}\n',
       '\n\n{"a":"unterminated\n',
     ];
-    const feed = async (chunks: Buffer[]): Promise<string> => {
-      const checker = new ParallelLinesChecker(new InlineRunner(), 'f', { chunkBytes: 16 });
+    const feed = (chunks: Buffer[]): string => {
+      const checker = new LinesChecker('f', { chunkBytes: 16 });
       try {
-        for (const chunk of chunks) await checker.push(chunk);
-        return `records ${await checker.end()}`;
+        for (const chunk of chunks) checker.push(chunk);
+        return `records ${checker.end()}`;
       } catch (error) {
         return (error as Error).message;
       }
@@ -179,13 +170,10 @@ describe('the JSON Lines validator', () => {
       const whole = linesVerdict(bytes);
       for (let i = 0; i <= bytes.length; i++) {
         for (let j = i; j <= bytes.length; j += 3) {
-          expect(
-            await feed([bytes.subarray(0, i), bytes.subarray(i, j), bytes.subarray(j)]),
-            `${input} split at ${i},${j}`,
-          ).toBe(whole);
+          expect(feed([bytes.subarray(0, i), bytes.subarray(i, j), bytes.subarray(j)]), `${input} split at ${i},${j}`).toBe(whole);
         }
       }
     }
-    expect(await feed([Buffer.from('{"a":1}\n\n{"b":2}\n{"c":')])).toBe('f line 4 is not valid JSON');
+    expect(feed([Buffer.from('{"a":1}\n\n{"b":2}\n{"c":')])).toBe('f line 4 is not valid JSON');
   });
 });

@@ -7,13 +7,12 @@
 import { randomUUID } from 'node:crypto';
 import { createReadStream, promises as fs, type Stats } from 'node:fs';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
-import os from 'node:os';
+import { Transform, type Readable } from 'node:stream';
 import { UsageError } from '../errors.js';
 import { GZIP_LEVEL, passOverFile, READ_CHUNK, type PassFindings } from './pipeline.js';
 import { passOnThread } from './thread.js';
+import { GarbageMeter } from './garbage.js';
 import { createParallelGzip } from './gzip.js';
-import { InlineRunner, WorkerPool, type TaskRunner } from './pool.js';
 import { zlibFor, type PassCache } from './cache.js';
 import { stampOf, type FileStamp } from './file-stamp.js';
 
@@ -37,18 +36,8 @@ export interface DataPass extends PassFindings {
   fromCache: boolean;
 }
 
-/** A file this large or larger is passed over on a thread of its own, and checked and gzipped on worker threads. */
-const PARALLEL_FROM = 4 << 20;
-/** Workers at most: beyond this, more threads cost memory and gain little (the reader is one thread). */
-const MAX_WORKERS = 8;
-
-function workerCount(): number {
-  return Math.min(os.availableParallelism(), MAX_WORKERS);
-}
-
-function runnerFor(size: number): TaskRunner {
-  return size >= PARALLEL_FROM ? new WorkerPool({ workers: workerCount() }) : new InlineRunner();
-}
+/** A file this large or larger is passed over on a thread of its own (thread.ts); a smaller one on this thread. */
+const THREAD_FROM = 4 << 20;
 
 export interface DataPassOptions {
   /** Where a gzipped copy of a plain .jsonl goes. */
@@ -64,10 +53,7 @@ export interface DataPassOptions {
   name?: string | undefined;
 }
 
-export async function passOverDataFile(
-  file: string,
-  { tmpDir, signal, onRead, copy: keepCopy, cache, name = file }: DataPassOptions,
-): Promise<DataPass> {
+export async function passOverDataFile(file: string, { tmpDir, signal, onRead, copy: keepCopy, cache, name = file }: DataPassOptions): Promise<DataPass> {
   let before: Stats;
   try {
     before = await fs.stat(file);
@@ -84,11 +70,7 @@ export async function passOverDataFile(
   const zlib = zlibFor(!gzipped);
   const remembered = await cache?.recall(stamp, zlib);
   if (remembered) {
-    return {
-      ...remembered,
-      upload: { source: stamp, size: remembered.size, form: gzipped ? 'as-is' : 'gzip' },
-      fromCache: true,
-    };
+    return { ...remembered, upload: { source: stamp, size: remembered.size, form: gzipped ? 'as-is' : 'gzip' }, fromCache: true };
   }
 
   // A name of bds's own for the gzipped copy of a plain .jsonl: the data file's name could make it longer
@@ -98,16 +80,9 @@ export async function passOverDataFile(
   let pass: PassFindings;
   try {
     pass =
-      before.size >= PARALLEL_FROM
-        ? await passOnThread({ file, name, before: stamp, copy, tmpDir, workers: workerCount() }, signal, reportRead)
-        : await passOverFile(file, stamp, {
-            name,
-            copy,
-            tmpDir,
-            runner: new InlineRunner(),
-            signal,
-            onRead: reportRead,
-          });
+      before.size >= THREAD_FROM
+        ? await passOnThread({ file, name, before: stamp, copy, tmpDir }, signal, reportRead)
+        : await passOverFile(file, stamp, { name, copy, tmpDir, signal, onRead: reportRead });
   } catch (error) {
     // Whatever failed, on this thread or the pass thread (even one stopped half-way): a temp folder that is not
     // one (ENOTDIR) has nothing to remove either.
@@ -125,16 +100,26 @@ export async function passOverDataFile(
   return { ...pass, upload, fromCache: false };
 }
 
-/** A fresh stream of the bytes to upload; one per attempt. A plain .jsonl is gzipped as the pass gzipped it. */
+/**
+ * A fresh stream of the bytes to upload; one per attempt. A plain .jsonl is gzipped as the pass gzipped it.
+ * Every chunk read (and every block gzipped) is garbage once sent: collected as the upload goes (garbage.ts),
+ * or the caller's thread would pile up 32 MB of it.
+ */
 export function openUpload(upload: UploadFile): Readable {
+  const garbage = new GarbageMeter();
   const file = createReadStream(upload.source.path, { highWaterMark: READ_CHUNK });
-  if (upload.form !== 'gzip') return file;
-  const runner = runnerFor(upload.source.size);
-  const gzip = createParallelGzip(runner, { level: GZIP_LEVEL });
-  // The upload's reader sees gzip's errors; a read error of the file is passed on to it.
-  file.on('error', (error) => gzip.destroy(error));
-  gzip.on('close', () => void runner.close());
-  return file.pipe(gzip);
+  const counted = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      garbage.add(chunk.length);
+      callback(null, chunk);
+    },
+  });
+  // The upload's reader sees every error: a read error of the file is passed on to the stream it reads.
+  const last = upload.form === 'gzip' ? createParallelGzip({ level: GZIP_LEVEL, onDropped: (bytes) => garbage.add(2 * bytes) }) : counted;
+  file.on('error', (error) => last.destroy(error));
+  if (last === counted) return file.pipe(counted);
+  counted.on('error', (error) => last.destroy(error));
+  return file.pipe(counted).pipe(last);
 }
 
 /** Removes the gzipped copy bds made, if it made one. */

@@ -1,14 +1,18 @@
 // The one pass over the data file itself: read it, hash the exact bytes that will be uploaded, inflate, count
-// the records and check that each is a JSON object. The thread that runs it reads, hashes and feeds zlib
-// (which inflates on libuv's threads); the lines are checked on a TaskRunner (worker threads for a large
-// file, pool.ts). A plain .jsonl is gzipped on every core in the same pass (gzip.ts, the same bytes
-// on any number of cores): into a temp copy when a delivery will upload it, or only hashed (check).
+// the records and check that each is a JSON object. The thread that runs it reads, hashes, checks the lines
+// (lines.ts) and feeds zlib, which inflates on libuv's threads, so that inflating and checking run on different
+// cores. A plain .jsonl is gzipped in the same pass, its blocks deflated on libuv's threads too (gzip.ts, the
+// same bytes on any number of cores): into a temp copy when a delivery will upload it, or only hashed (check).
 //
 // data-pass.ts decides where it runs: on a thread of its own for a large file (thread.ts), so that zlib's
 // garbage is collected in a small heap and nothing else on the caller's thread can hold zlib up.
+//
+// Memory, whatever the file's size: the file is read into READ_BUFFERS buffers of READ_CHUNK, reused; zlib's
+// output comes in fresh chunks of INFLATE_CHUNK, at most a few in flight, collected every COLLECT_EVERY bytes on
+// the pass thread (garbage.ts); the line check keeps one buffer (lines.ts) and the gzip its blocks in flight.
 
 import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream, promises as fs } from 'node:fs';
+import { createWriteStream, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -16,11 +20,19 @@ import { createGunzip } from 'node:zlib';
 import { errnoCode } from '../checks.js';
 import { UsageError } from '../errors.js';
 import { changeSince, type FileStamp } from './file-stamp.js';
+import type { GarbageMeter } from './garbage.js';
 import { createParallelGzip } from './gzip.js';
-import { ParallelLinesChecker } from './lines.js';
-import type { TaskRunner } from './pool.js';
+import { LinesChecker } from './lines.js';
 
-export const READ_CHUNK = 1 << 20;
+/** Bytes per read of the data file. */
+export const READ_CHUNK = 256 << 10;
+/** Read buffers, used in turn: one being read into while the others wait for zlib. */
+const READ_BUFFERS = 3;
+/**
+ * Bytes per chunk of zlib's inflated output. Each chunk is a round trip between this thread and zlib's, and
+ * a buffer dropped once its lines are copied.
+ */
+const INFLATE_CHUNK = 256 << 10;
 
 /**
  * The gzip of a plain .jsonl (gzip.ts): zlib's default level, no file name or time in the header, and
@@ -36,11 +48,11 @@ export interface PassOptions {
   copy: string | undefined;
   /** The temp folder the copy is in, for the message when it cannot be written. */
   tmpDir: string;
-  /** Checks the lines (and gzips a plain .jsonl); the pass closes it. */
-  runner: TaskRunner;
   signal?: AbortSignal | undefined;
   /** Bytes of the data file read so far, as the pass goes. */
   onRead?: ((read: number) => void) | undefined;
+  /** Counts the buffers the pass drops, on a thread that collects them as it goes (thread.ts). */
+  garbage?: GarbageMeter | undefined;
 }
 
 /** What a pass finds: the same whether it ran now, on a thread, or is remembered from an earlier run. */
@@ -52,10 +64,9 @@ export interface PassFindings {
   size: number;
 }
 
-/** Passes chunks through unchanged after showing each to `see` (a hash, the line checker); a throw fails the pass. */
+/** Passes chunks through unchanged after showing each to `see` (a hash); a throw fails the pass. */
 function passThrough(see: (chunk: Buffer) => void): Transform {
   return new Transform({
-    highWaterMark: READ_CHUNK,
     transform(chunk: Buffer, _encoding, callback) {
       try {
         see(chunk);
@@ -68,16 +79,23 @@ function passThrough(see: (chunk: Buffer) => void): Transform {
 }
 
 /**
- * The end of the pipeline for inflated bytes: each chunk to the line check. Every chunk is a fresh 1 MiB
- * buffer from zlib, garbage once copied; in the pass thread's small heap V8 collects it as it goes (measured:
- * a peak RSS of 142 to 144 MB for a 4.7 GB pass, the same as with a full collection every 16 MiB, and 10%
- * faster). On a large heap it would pile up to 64 MB first, one more reason for the thread.
+ * The end of the pipeline for inflated bytes: each chunk to the line check. Called from zlib's callback, which
+ * gives zlib its next piece of work only once this returns: the lines are checked just after (setImmediate),
+ * while zlib inflates. The chunk is garbage once copied.
  */
-function checkedSink(lines: ParallelLinesChecker): Writable {
+function checkedSink(lines: LinesChecker, garbage: GarbageMeter | undefined): Writable {
   return new Writable({
-    highWaterMark: 4 * READ_CHUNK,
+    highWaterMark: 2 * INFLATE_CHUNK,
     write(chunk: Buffer, _encoding, callback) {
-      lines.push(chunk).then(() => callback(), callback);
+      setImmediate(() => {
+        try {
+          lines.push(chunk);
+          garbage?.add(chunk.length);
+          callback();
+        } catch (error) {
+          callback(error as Error);
+        }
+      });
     },
   });
 }
@@ -88,66 +106,112 @@ function checkedSink(lines: ParallelLinesChecker): Writable {
  * thread stopped before it could).
  */
 export async function passOverFile(file: string, before: FileStamp, options: PassOptions): Promise<PassFindings> {
-  const { name, copy, runner, signal, onRead } = options;
+  const { name, copy, signal, onRead, garbage } = options;
   const hash = createHash('sha256');
-  // On the worker pool for a large file, off the thread that reads, hashes and feeds zlib; on this thread
-  // for a small one, where starting workers costs more than it saves. The same validator and errors either way.
-  const lines = new ParallelLinesChecker(runner, name);
+  const lines = new LinesChecker(name);
   let read = 0;
-  const counted = passThrough((chunk) => {
+  const counted = (chunk: Buffer): void => {
     read += chunk.length;
     onRead?.(read);
-  });
+  };
   const pipelineOptions = signal ? { signal } : {};
   let size = 0;
   try {
     if (file.endsWith('.gz')) {
-      const gunzip = createGunzip({ chunkSize: READ_CHUNK });
-      await pipeline(
-        // Made here, inside pipeline(), so that an error opening the file is never an unhandled 'error' event.
-        createReadStream(file, { highWaterMark: READ_CHUNK }),
-        counted,
-        passThrough((chunk) => hash.update(chunk)),
-        gunzip,
-        withoutByteOrderMark(),
-        checkedSink(lines),
-        pipelineOptions,
-      );
-      // zlib stops at zeros after the last member and drops whatever follows them unread: bytesWritten is where
-      // the gzip data ended. Zeros alone are padding, as gzip -t accepts it; anything else is not.
-      if (gunzip.bytesWritten < before.size && !(await onlyZerosFrom(file, gunzip.bytesWritten)))
-        throw trailingGarbage(name);
+      const gunzip = createGunzip({ chunkSize: INFLATE_CHUNK });
+      const flowing = pipeline(gunzip, withoutByteOrderMark(), checkedSink(lines, garbage), pipelineOptions);
+      // zlib ends its output at zeros after the last member and takes nothing more: the rest of the file is
+      // still hashed, as it is uploaded. bytesWritten is where the gzip data ended. Zeros alone are padding, as
+      // gzip -t accepts it; anything else is not.
+      let inflated = false;
+      void flowing.then(() => (inflated = true), () => undefined);
+      await feed(gunzip, flowing, file, (chunk) => {
+        counted(chunk);
+        hash.update(chunk);
+        return inflated ? Promise.resolve() : written(gunzip, chunk);
+      });
+      if (gunzip.bytesWritten < before.size && !(await onlyZerosFrom(file, gunzip.bytesWritten))) throw trailingGarbage(name);
       size = before.size;
     } else {
       if (copy) await fs.mkdir(path.dirname(copy), { recursive: true });
-      await pipeline(
-        createReadStream(file, { highWaterMark: READ_CHUNK }),
-        counted,
-        withoutByteOrderMark((chunk) => lines.push(chunk)),
-        createParallelGzip(runner, { level: GZIP_LEVEL }),
-        passThrough((chunk) => {
-          hash.update(chunk);
-          size += chunk.length;
-        }),
-        copy ? createWriteStream(copy, { mode: 0o600 }) : discard(),
-        pipelineOptions,
-      );
+      // What zlib leaves per block: the output, and the pieces it was gathered from.
+      const gzip = createParallelGzip({ level: GZIP_LEVEL, onDropped: (bytes) => garbage?.add(2 * bytes) });
+      const hashed = passThrough((chunk) => {
+        hash.update(chunk);
+        size += chunk.length;
+      });
+      const flowing = pipeline(gzip, hashed, copy ? createWriteStream(copy, { mode: 0o600 }) : discard(), pipelineOptions);
+      let first = true;
+      await feed(gzip, flowing, file, (chunk) => {
+        counted(chunk);
+        // The lines are checked without a byte order mark; the gzip gets the file as it is.
+        lines.push(first ? withoutMark(chunk) : chunk);
+        first = false;
+        return written(gzip, chunk);
+      });
     }
-    const recordCount = await lines.end();
+    const recordCount = lines.end();
     await assertUnchangedSince(before, file, name);
     return { recordCount, sha256: hash.digest('hex'), size };
   } catch (error) {
     if (copy && isCopyPath((error as { path?: unknown }).path, copy)) throw tempCopyError(error, name, options.tmpDir);
     throw asInputError(error, name, await startsLikeGzip(file));
-  } finally {
-    await runner.close();
   }
+}
+
+/**
+ * Reads the file into `first`, the head of the pipeline `flowing`: each chunk goes to `take`, which writes it
+ * there and resolves once its buffer may be read into again; at the end of the file `first` is ended. A failed
+ * read destroys `first` with its error; a failed pipeline stops the reading. Its error wins: when both fail,
+ * it is the cause.
+ */
+async function feed(first: Writable, flowing: Promise<void>, file: string, take: (chunk: Buffer) => Promise<void>): Promise<void> {
+  const reading = readChunks(file, take, flowing).then(
+    () => void first.end(),
+    (error: unknown) => {
+      first.destroy(error as Error);
+      throw error;
+    },
+  );
+  const [flowed, fed] = await Promise.allSettled([flowing, reading]);
+  if (flowed.status === 'rejected') throw flowed.reason;
+  if (fed.status === 'rejected') throw fed.reason;
+}
+
+/**
+ * Reads the file from its start in chunks of READ_CHUNK, into READ_BUFFERS buffers in turn, handing each chunk
+ * to `take`; a buffer is read into again only once `take`'s promise for its last chunk has resolved, or the
+ * pipeline `flowing` has ended (zlib takes nothing after the gzip data: `take` then only hashes). Gives up as
+ * soon as the pipeline fails.
+ */
+async function readChunks(file: string, take: (chunk: Buffer) => Promise<void>, flowing: Promise<void>): Promise<void> {
+  const handle = await fs.open(file, 'r');
+  try {
+    const slots = Array.from({ length: READ_BUFFERS }, () => ({ buffer: Buffer.allocUnsafe(READ_CHUNK), free: Promise.resolve() }));
+    for (let n = 0; ; n++) {
+      const slot = slots[n % READ_BUFFERS]!;
+      await Promise.race([slot.free, flowing]);
+      const { bytesRead } = await handle.read(slot.buffer, 0, READ_CHUNK, null);
+      if (bytesRead === 0) return;
+      slot.free = take(slot.buffer.subarray(0, bytesRead));
+      // Awaited in its turn; until then a failure is the pipeline's to report.
+      slot.free.catch(() => undefined);
+    }
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Writes a chunk to a stream; resolves once the stream is done with it (its write callback). */
+function written(stream: Writable, chunk: Buffer): Promise<void> {
+  return new Promise((resolve, reject) => {
+    stream.write(chunk, (error) => (error ? reject(error) : resolve()));
+  });
 }
 
 /** A sink that keeps nothing (check hashes a plain .jsonl's gzip without a copy). */
 function discard(): Writable {
   return new Writable({
-    highWaterMark: READ_CHUNK,
     write(_chunk, _encoding, callback) {
       callback();
     },
@@ -164,21 +228,19 @@ async function assertUnchangedSince(before: FileStamp, file: string, name: strin
 
 /**
  * A UTF-8 byte order mark before the first line is allowed (RFC 8259 lets a parser ignore it): the lines are
- * checked without it, and the file is sent as it is. `see`, when given, is shown the chunks without it.
+ * checked without it, and the file is sent as it is.
  */
-function withoutByteOrderMark(see?: (chunk: Buffer) => Promise<void>): Transform {
+function withoutMark(chunk: Buffer): Buffer {
+  return chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf ? chunk.subarray(3) : chunk;
+}
+
+/** Inflated bytes on their way to the line check: the first chunk without a byte order mark (withoutMark). */
+function withoutByteOrderMark(): Transform {
   let first = true;
   return new Transform({
-    highWaterMark: READ_CHUNK,
     transform(chunk: Buffer, _encoding, callback) {
-      let checked = chunk;
-      if (first) {
-        first = false;
-        if (chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) checked = chunk.subarray(3);
-      }
-      // Shown to `see`, the original bytes go on (to gzip); else the stripped ones go on (to the checker).
-      if (!see) return callback(null, checked);
-      see(checked).then(() => callback(null, chunk), callback);
+      callback(null, first ? withoutMark(chunk) : chunk);
+      first = false;
     },
   });
 }
@@ -195,7 +257,7 @@ async function onlyZerosFrom(file: string, offset: number): Promise<boolean> {
   const handle = await fs.open(file, 'r');
   try {
     const buffer = Buffer.alloc(READ_CHUNK);
-    for (let position = offset; ;) {
+    for (let position = offset; ; ) {
       const { bytesRead } = await handle.read(buffer, 0, buffer.length, position);
       if (bytesRead === 0) return true;
       if (buffer.subarray(0, bytesRead).some((byte) => byte !== 0)) return false;
@@ -206,8 +268,8 @@ async function onlyZerosFrom(file: string, offset: number): Promise<boolean> {
   }
 }
 
-function trailingGarbage(file: string): UsageError {
-  return new UsageError(`${file}: there is data after the end of the gzip data (trailing garbage)`, {
+function trailingGarbage(name: string): UsageError {
+  return new UsageError(`${name}: there is data after the end of the gzip data (trailing garbage)`, {
     hint: 'the file was damaged or appended to after it was written; write it again',
   });
 }

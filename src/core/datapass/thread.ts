@@ -1,20 +1,22 @@
-// The pass over a large data file on a thread of its own (a worker thread started as worker-entry.ts with
-// the role 'pass'), which in turn checks lines and gzips blocks on its own worker pool.
+// The pass over a large data file on a thread of its own (a worker thread started as worker-entry.ts with the
+// role 'pass'): it reads, hashes and checks there, while zlib inflates (or deflates) on libuv's threads.
 //
-// Why: zlib hands out a fresh 1 MiB buffer per inflated chunk, a GB of garbage per GB of data. On the caller's
-// thread each collection of it walks the caller's whole heap, and while that thread is busy (collecting, or
-// drawing progress) zlib waits for it before inflating the next chunk. Measured with the CLI's modules loaded
-// (undici among them), V8 ran a full collection every 16 MB of inflated data, 1 s of a 4.5 s pass; in a thread
-// of its own, with a heap of a few MB, young-generation collections free it as it goes.
+// Why: zlib hands out a fresh buffer per inflated chunk, a GB of garbage per GB of data. On the caller's thread
+// each collection of it walks the caller's whole heap, and while that thread is busy (collecting, or drawing
+// progress) zlib waits for it before inflating the next chunk. Measured with the CLI's modules loaded (undici
+// among them), V8 ran a full collection every 16 MB of inflated data, 1 s of a 4.5 s pass; in a thread of its
+// own, with a heap of a few MB, young-generation collections free it as it goes (garbage.ts).
 //
-// Progress comes back as messages. Abort terminates the thread (and its pool with it); once it is gone, the
-// caller removes what it left. A 'done' that crosses an abort loses to it: the caller asked to stop. Errors come back as data: a UsageError keeps its message and hint, anything else is internal.
+// Progress comes back as messages. Abort terminates the thread; once it is gone, the caller removes what it
+// left. A 'done' that crosses an abort loses to it: the caller asked to stop. Errors come back as data: a
+// UsageError keeps its message and hint, anything else is internal.
 
 import type { MessagePort } from 'node:worker_threads';
 import { UsageError } from '../errors.js';
 import type { FileStamp } from './file-stamp.js';
 import { passOverFile, type PassFindings } from './pipeline.js';
-import { startWorker, WorkerPool } from './pool.js';
+import { GarbageMeter } from './garbage.js';
+import { startWorker } from './pool.js';
 
 export interface PassRequest {
   role: 'pass';
@@ -24,7 +26,6 @@ export interface PassRequest {
   before: FileStamp;
   copy: string | undefined;
   tmpDir: string;
-  workers: number;
 }
 
 type PassReply =
@@ -37,11 +38,7 @@ type PassReply =
  * only once the thread has exited, whatever ended it, so that nothing writes the copy after the caller
  * removes it.
  */
-export function passOnThread(
-  request: Omit<PassRequest, 'role'>,
-  signal: AbortSignal | undefined,
-  onRead?: (read: number) => void,
-): Promise<PassFindings> {
+export function passOnThread(request: Omit<PassRequest, 'role'>, signal: AbortSignal | undefined, onRead?: (read: number) => void): Promise<PassFindings> {
   return new Promise<PassFindings>((resolve, reject) => {
     if (signal?.aborted) {
       reject(signal.reason);
@@ -68,11 +65,7 @@ export function passOnThread(
       } else if (reply.type === 'done') {
         result = reply.result;
       } else {
-        fail(
-          reply.usage
-            ? new UsageError(reply.message, reply.hint === undefined ? {} : { hint: reply.hint })
-            : internalError(reply),
-        );
+        fail(reply.usage ? new UsageError(reply.message, reply.hint === undefined ? {} : { hint: reply.hint }) : internalError(reply));
       }
     });
     thread.on('error', fail);
@@ -91,14 +84,14 @@ function internalError(reply: { message: string; stack?: string | undefined }): 
 
 /** The thread's side: run the pass it was started for, report, and let the thread end. */
 export async function servePass(port: MessagePort, request: PassRequest): Promise<void> {
-  const { file, name, before, copy, tmpDir, workers } = request;
+  const { file, name, before, copy, tmpDir } = request;
   let reply: PassReply;
   try {
     const result = await passOverFile(file, before, {
       name,
       copy,
       tmpDir,
-      runner: new WorkerPool({ workers }),
+      garbage: new GarbageMeter(),
       onRead: (read) => port.postMessage({ type: 'read', read } satisfies PassReply),
     });
     reply = { type: 'done', result };
