@@ -38,7 +38,7 @@ export function timeCommands(cases, runs) {
     cases.forEach(([name, command, args], i) => {
       const cpuBefore = childTicks();
       const started = process.hrtime.bigint();
-      const res = spawnSync(command, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+      const res = spawnSync(command, args, { stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 20 });
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       if (res.status !== 0) throw new Error(`${name} exited ${res.status}: ${res.stderr}`);
       if (round > 0) {

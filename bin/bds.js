@@ -1,11 +1,19 @@
 #!/usr/bin/env node
 // The entry point and the only code of the CLI that touches the process's argv, env, signals and exit.
-import v8 from 'node:v8';
-import { nodeTooOld, tooOldMessage } from './node-check.js';
+//
+// CommonJS (bin/package.json), unlike the rest of bds: Node's ES module loader costs about a fifth of a bare
+// `node -e 0` to start, and `bds --version` and `bds --help` answer without it (answeredQuickly). It starts
+// when the program is imported. Builtins are required without the node: prefix, which Node 12 lacks, and
+// those the quick answers do not need (tty and v8 cost 3 ms each) only where they are used.
+'use strict';
+const fs = require('fs');
+const nodeModule = require('module');
+const os = require('os');
+const path = require('path');
+const { nodeTooOld, tooOldMessage } = require('./node-check.js');
 
 // The Node.js version first, before any of bds loads: on an old Node, one line and exit 2 instead of an
-// internal error from whatever fails first. So nothing from dist/ is imported statically, and this file
-// avoids top-level await (which also lets the standalone binary bundle it as CommonJS).
+// internal error from whatever fails first. So nothing from dist/ is loaded before it.
 if (nodeTooOld(process.versions.node)) {
   process.stderr.write(`${tooOldMessage(process.versions.node)}\n`);
   process.exitCode = 2;
@@ -14,6 +22,24 @@ if (nodeTooOld(process.versions.node)) {
 }
 
 async function start() {
+  enableCompileCache();
+  const args = process.argv.slice(2);
+  if (answeredQuickly(args)) return;
+
+  // A reader that went away (`bds list | head -1`) is not a failure of bds: stop writing to it and carry on,
+  // so that a delivery is never cut off half-way by a closed log pipe. A result that cannot be written (a
+  // full disk) is: reported below. Progress and messages on stderr that cannot be written are lost, not fatal.
+  let resultLost;
+  process.stdout.on('error', (error) => {
+    if (error.code !== 'EPIPE') resultLost ??= error;
+  });
+  process.stderr.on('error', () => {});
+
+  // zlib inflates and deflates the data pass on libuv's thread pool (src/core/datapass/): one thread per core,
+  // at most 8, and one for reads, rather than libuv's 4. libuv reads it when it starts the pool, at its first
+  // use, which is after this (nothing above reads a file asynchronously).
+  process.env.UV_THREADPOOL_SIZE ??= String(Math.max(4, Math.min(os.availableParallelism(), 8) + 1));
+
   const [{ main }, { InterruptedError }, { processRuntime }, { releaseHeldLocks }] = await Promise.all([
     import('../dist/cli/main.js'),
     import('../dist/core/errors.js'),
@@ -26,16 +52,7 @@ async function start() {
   // validator (WebAssembly too) needs that tier-up: the baseline compiler runs it at about half the speed. V8
   // tiers up a function once it has run for a budget of code; a budget of 2e9 bytes is never reached by
   // undici's parser, and is reached by the validator within the first few MB of a file.
-  v8.setFlagsFromString('--wasm-tiering-budget=2000000000');
-
-  // A reader that went away (`bds list | head -1`) is not a failure of bds: stop writing to it and carry on,
-  // so that a delivery is never cut off half-way by a closed log pipe. A result that cannot be written (a
-  // full disk) is: reported below. Progress and messages on stderr that cannot be written are lost, not fatal.
-  let resultLost;
-  process.stdout.on('error', (error) => {
-    if (error.code !== 'EPIPE') resultLost ??= error;
-  });
-  process.stderr.on('error', () => {});
+  require('v8').setFlagsFromString('--wasm-tiering-budget=2000000000');
 
   const controller = new AbortController();
   const exitOnSecond = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 };
@@ -59,7 +76,7 @@ async function start() {
     signal: controller.signal,
   });
   Object.defineProperty(runtime, 'stdin', { get: () => process.stdin, enumerable: true });
-  const code = await main(process.argv.slice(2), runtime);
+  const code = await main(args, runtime);
   // Let stdout drain (a pipe may be asynchronous), then leave without waiting for idle sockets. A result that
   // could not be written (a full disk) is a failure, not a success with an empty file. The stream reports its
   // error event after this callback: wait for it.
@@ -72,4 +89,61 @@ async function start() {
       process.exit(code);
     }),
   );
+}
+
+/**
+ * Node's compile cache (Node 22.1 and later): the compiled code of bds's modules and packages is kept on disk,
+ * and later starts skip compiling them. Under bds's own cache folder, $XDG_CACHE_HOME/bds/compile-cache
+ * (default ~/.cache/bds/compile-cache), never beside the package, which may be read-only. NODE_COMPILE_CACHE,
+ * when set, has Node use that folder instead, and NODE_DISABLE_COMPILE_CACHE turns it off. Not in the
+ * standalone binary, whose code comes compiled in it. A folder that cannot be written only costs the speed-up.
+ */
+function enableCompileCache() {
+  if (typeof nodeModule.enableCompileCache !== 'function' || process.getBuiltinModule?.('node:sea')?.isSea()) return;
+  const xdg = process.env.XDG_CACHE_HOME?.trim();
+  const cache = xdg && path.isAbsolute(xdg) ? xdg : path.join(os.homedir(), '.cache');
+  try {
+    nodeModule.enableCompileCache(path.join(cache, 'bds', 'compile-cache'));
+  } catch {
+    // started without it
+  }
+}
+
+/**
+ * `bds --version` and `bds --help` without loading commander and every command, as `npm run build` wrote them
+ * (scripts/build-quick-answers.js): the help only for a stream that is not a terminal, or a terminal as wide as
+ * it was rendered for (or wider, when nothing wraps). Written straight to the file descriptor: making
+ * process.stdout would cost more than the rest. Whether it answered; anything else, or a build without the
+ * answers, goes to the program as usual.
+ */
+function answeredQuickly(args) {
+  if (args.length !== 1 || !['--version', '-V', '--help', '-h'].includes(args[0])) return false;
+  let answers;
+  try {
+    answers = require('../dist/cli/quick-answers.json');
+  } catch {
+    return false;
+  }
+  let text = `${answers.VERSION}\n`;
+  if (args[0] === '--help' || args[0] === '-h') {
+    // A pipe or a file is no terminal, as fstat tells at once; tty (3 ms) only for a character device.
+    const terminal = fs.fstatSync(1).isCharacterDevice() && require('tty').isatty(1);
+    const columns = terminal ? process.stdout.columns : undefined;
+    if (!(columns === undefined || columns === answers.WIDTH || (answers.ANY_WIDER && columns > answers.WIDTH))) return false;
+    text = answers.HELP;
+  }
+  try {
+    const bytes = Buffer.from(text);
+    for (let at = 0; at < bytes.length; ) at += fs.writeSync(1, bytes, at);
+  } catch (error) {
+    // As below: a reader that went away is not a failure, a full disk is. A pipe left non-blocking and full
+    // takes the rest the slow way.
+    if (error.code === 'EAGAIN') {
+      process.stdout.write(text);
+    } else if (error.code !== 'EPIPE') {
+      process.stderr.write(`bds: cannot write the result to stdout: ${error.message}\n`);
+      process.exitCode = 2;
+    }
+  }
+  return true;
 }

@@ -2,7 +2,7 @@
 // too slow to fetch for every test run: .ci/run runs bin/bds.js on Node 18 from the npm registry; here the
 // check is tested as a function, and bin/bds.js with a Node that reports an old version.
 import { spawn } from 'node:child_process';
-import { copyFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -58,8 +58,7 @@ describe('bin/bds.js on an old Node', () => {
 
   it('loads nothing of bds before the check: a bin/ with no dist/ beside it still gets the message', async () => {
     const dir = tempDir();
-    for (const name of ['bds.js', 'node-check.js']) copyFileSync(path.join(ROOT, 'bin', name), path.join(dir, name));
-    writeFileSync(path.join(dir, 'package.json'), '{"type":"module"}');
+    for (const name of ['bds.js', 'node-check.js', 'package.json']) copyFileSync(path.join(ROOT, 'bin', name), path.join(dir, name));
     const old = await runReporting('20.18.0', path.join(dir, 'bds.js'), ['--help']);
     expect(old.code).toBe(2);
     expect(old.stderr).toBe('bds: Node.js 20.18.0 is too old; bds needs Node.js 20.19 or newer\n');

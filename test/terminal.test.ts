@@ -16,11 +16,11 @@ const hasScript = (() => {
   }
 })();
 
-async function onTerminal(env: Record<string, string>, args: string[]): Promise<string> {
+async function onTerminal(env: Record<string, string>, args: string[], columns = 100): Promise<string> {
   const { spawn } = await import('node:child_process');
   const command = [...BDS_COMMAND, ...args].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
   return new Promise((resolve, reject) => {
-    const child = spawn('script', ['-qec', `stty cols 100; ${command}`, '/dev/null'], {
+    const child = spawn('script', ['-qec', `stty cols ${columns}; ${command}`, '/dev/null'], {
       env: { PATH: process.env.PATH ?? '', TERM: 'xterm', HOME: tempDir(), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -54,5 +54,16 @@ describe.skipIf(!hasScript)('on a real terminal', () => {
     const flag = await onTerminal(env, ['deliver', folder.dir, '--period', '2024-05', '--force', '--no-color']);
     expect(flag).toContain('Delivered');
     expect(flag).not.toMatch(SGR_COLOUR);
+  });
+
+  it('--help fits the terminal, narrower or wider than the 80 columns of a pipe', async () => {
+    // The part commander lays out (the footer after it is fixed text).
+    const widest = (text: string) => Math.max(...text.split('Settings (highest first')[0]!.split(/\r?\n/).map((line) => line.length));
+    const narrow = await onTerminal({}, ['--help'], 72);
+    expect(narrow).toContain('Exit codes');
+    expect(widest(narrow)).toBeLessThanOrEqual(72);
+    const wide = await onTerminal({}, ['--help'], 120);
+    expect(wide).toContain('Exit codes');
+    expect(widest(wide)).toBeGreaterThan(80);
   });
 });
