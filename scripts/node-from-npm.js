@@ -57,19 +57,35 @@ export function cacheDir(env = process.env) {
   return path.join(env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'bds-build');
 }
 
+function pinOf(line) {
+  const pin = PINNED[line];
+  if (!pin) throw new Error(`no pinned Node ${line} (pinned: ${Object.keys(PINNED).join(', ')})`);
+  return pin;
+}
+
+/** Where the pinned Node's package of a line for an architecture is, or will be once installed. */
+function packageDir(pin, arch, env) {
+  const name = `node-linux-${arch}`;
+  return path.join(cacheDir(env), `${name}-${pin.version}`, 'node_modules', name);
+}
+
+/** Where the pinned Node binary of a line is, or will be once installed (bench/bench.js installs nothing). */
+export function pinnedNodePath(line, arch = 'x64', env = process.env) {
+  return path.join(packageDir(pinOf(line), arch, env), 'bin', 'node');
+}
+
 /**
  * The package folder of the pinned Node of a line for an architecture (bin/node, LICENSE, package.json),
  * installed into the cache folder on first use.
  */
 export function nodePackageFromNpm(line, arch = 'x64', env = process.env) {
-  const pin = PINNED[line];
-  if (!pin) throw new Error(`no pinned Node ${line} (pinned: ${Object.keys(PINNED).join(', ')})`);
+  const pin = pinOf(line);
   const integrity = pin.integrity[arch];
   if (!integrity)
     throw new Error(`no pinned Node ${line} for ${arch} (pinned for: ${Object.keys(pin.integrity).join(', ')})`);
   const name = `node-linux-${arch}`;
-  const dir = path.join(cacheDir(env), `${name}-${pin.version}`);
-  const pkg = path.join(dir, 'node_modules', name);
+  const pkg = packageDir(pin, arch, env);
+  const dir = path.dirname(path.dirname(pkg));
   if (fs.existsSync(path.join(pkg, 'bin', 'node'))) return pkg;
 
   // Into a fresh folder first, then renamed into place: a half-finished install is never taken for a whole one.
