@@ -3,12 +3,12 @@
 // and gzip data with something after its end.
 
 import { spawn, spawnSync } from 'node:child_process';
-import { appendFileSync, chmodSync, copyFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, copyFileSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { BdsError, deliver, EXIT_CODES } from '../src/index.js';
+import { BdsError, deliver, deliverMany, EXIT_CODES } from '../src/index.js';
 import {
   BIN,
   collectOutput,
@@ -57,8 +57,8 @@ function hexLines(count: number, bad?: { at: number; line: string }): string[] {
   );
 }
 
-describe('the data pass over a large file (worker threads)', () => {
-  it('counts and checks a .gz of more than 4 MiB on workers, naming the first bad line of the file', async () => {
+describe('the data pass over a large file (a thread of its own)', () => {
+  it('counts and checks a .gz of more than 4 MiB on its thread, naming the first bad line of the file', async () => {
     const box = await sandbox();
     const good = makeFolder({ lines: hexLines(90_000) });
     expect(statSync(good.dataFile).size).toBeGreaterThan(4 << 20);
@@ -130,6 +130,31 @@ describe('the data pass over a large file (worker threads)', () => {
     expect((error as Error).message).toBe('the caller broke');
     expect(readdirSync(tmp)).toEqual([]);
     expect(count(box, 'create')).toBe(0);
+  });
+});
+
+describe('the pass threads of several months', () => {
+  it('run one at a time: with --jobs 2 one month is read while the other uploads, never two at once', async () => {
+    const box = await sandbox();
+    const root = tempDir();
+    const dirs = ['2024-04', '2024-05'].map((period) => {
+      const folder = makeFolder({ plain: true, lines: hexLines(50_000) });
+      const dir = path.join(root, `records-${period}`);
+      renameSync(folder.dir, dir);
+      return dir;
+    });
+    // Whose pass reported progress, in order: one month's reading events, then the other's, not mixed.
+    const readers: string[] = [];
+    const result = await deliverMany({
+      dirs,
+      jobs: 2,
+      env: { ...sandboxEnv(box), BDS_SOURCE_ID: newSource(box), HOME: tempDir() },
+      onEvent: (event) => {
+        if (event.type === 'reading' && readers.at(-1) !== event.period) readers.push(event.period);
+      },
+    });
+    expect(result.exit_code).toBe(0);
+    expect(readers.sort()).toEqual(['2024-04', '2024-05']);
   });
 });
 

@@ -39,6 +39,43 @@ export interface DataPass extends PassFindings {
 /** A file this large or larger is passed over on a thread of its own (thread.ts); a smaller one on this thread. */
 const THREAD_FROM = 4 << 20;
 
+/** The last pass thread asked for: the next one starts once it has ended (oneAtATime). */
+let lastPass: Promise<void> = Promise.resolve();
+
+/**
+ * The pass threads of this process run one at a time. A pass already keeps the cores busy (zlib on one, the
+ * check on another, a plain .jsonl's gzip on all), and each holds its own memory (bench/README.md): with
+ * `deliver --jobs 2`, one month is read while the other uploads, in the memory of one pass. A pass waiting
+ * for its turn still stops at once when its signal is aborted.
+ */
+async function oneAtATime<T>(signal: AbortSignal | undefined, pass: () => Promise<T>): Promise<T> {
+  const before = lastPass;
+  let finished!: () => void;
+  const mine = new Promise<void>((resolve) => (finished = resolve));
+  // The next pass waits for the one before this too: this one may give up its turn before that one ends.
+  lastPass = before.then(() => mine);
+  try {
+    await untilAborted(before, signal);
+    return await pass();
+  } finally {
+    finished();
+  }
+}
+
+/** Resolves with `promise`, or rejects with the signal's reason as soon as it is aborted. */
+function untilAborted(promise: Promise<void>, signal: AbortSignal | undefined): Promise<void> {
+  if (!signal) return promise;
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    void promise.then(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    });
+  });
+}
+
 export interface DataPassOptions {
   /** Where a gzipped copy of a plain .jsonl goes. */
   tmpDir: string;
@@ -81,7 +118,7 @@ export async function passOverDataFile(file: string, { tmpDir, signal, onRead, c
   try {
     pass =
       before.size >= THREAD_FROM
-        ? await passOnThread({ file, name, before: stamp, copy, tmpDir }, signal, reportRead)
+        ? await oneAtATime(signal, () => passOnThread({ file, name, before: stamp, copy, tmpDir }, signal, reportRead))
         : await passOverFile(file, stamp, { name, copy, tmpDir, signal, onRead: reportRead });
   } catch (error) {
     // Whatever failed, on this thread or the pass thread (even one stopped half-way): a temp folder that is not
