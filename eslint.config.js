@@ -46,6 +46,12 @@ export default tseslint.config(
   },
   // Tests parse JSON that bds printed: `any` is what JSON.parse gives.
   { files: ['test/**'], rules: { '@typescript-eslint/no-explicit-any': 'off' } },
+  // bin/ is CommonJS (bin/package.json): `bds --version` and `--help` answer before Node's ES module loader starts.
+  {
+    files: ['bin/**/*.js'],
+    languageOptions: { sourceType: 'commonjs', globals: { exports: 'writable', module: 'writable' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
   // The benchmark's data generator writes a record as one comma-separated run of byte writes, to read like the line.
   { files: ['bench/generate.js'], rules: { '@typescript-eslint/no-unused-expressions': 'off' } },
 );

@@ -129,12 +129,13 @@ function answeredQuickly(args) {
     // A pipe or a file is no terminal, as fstat tells at once; tty (3 ms) only for a character device.
     const terminal = fs.fstatSync(1).isCharacterDevice() && require('tty').isatty(1);
     const columns = terminal ? process.stdout.columns : undefined;
-    if (!(columns === undefined || columns === answers.WIDTH || (answers.ANY_WIDER && columns > answers.WIDTH))) return false;
+    if (!(columns === undefined || columns === answers.WIDTH || (answers.ANY_WIDER && columns > answers.WIDTH)))
+      return false;
     text = answers.HELP;
   }
   try {
     const bytes = Buffer.from(text);
-    for (let at = 0; at < bytes.length; ) at += fs.writeSync(1, bytes, at);
+    for (let at = 0; at < bytes.length;) at += fs.writeSync(1, bytes, at);
   } catch (error) {
     // As below: a reader that went away is not a failure, a full disk is. A pipe left non-blocking and full
     // takes the rest the slow way.

@@ -15,7 +15,9 @@ function nodeTooOld(version) {
 
 /** The one line (without its newline) for stderr on a Node that is too old. */
 function tooOldMessage(version) {
-  return 'bds: Node.js ' + version + ' is too old; bds needs Node.js ' + NEEDED.major + '.' + NEEDED.minor + ' or newer';
+  return (
+    'bds: Node.js ' + version + ' is too old; bds needs Node.js ' + NEEDED.major + '.' + NEEDED.minor + ' or newer'
+  );
 }
 
 exports.NEEDED = NEEDED;

@@ -72,6 +72,25 @@ describe('the data pass over a large file (a thread of its own)', () => {
     expect(refused.stderr).toContain(`bds: ${bad.dataFile} line 81234 is not valid JSON`);
   });
 
+  it('takes zero padding after the gzip data of a large .gz, hashing every byte of it, and refuses anything after the zeros', async () => {
+    // zlib stops at the first zero and takes nothing more: the pass reads and hashes the rest all the same
+    // (megabytes of it here, many reads), since the file is sent as it is.
+    const gz = gzipSync(`${hexLines(90_000).join('\n')}\n`);
+    expect(gz.length).toBeGreaterThan(4 << 20);
+    const box = await sandbox();
+    const padded = makeFolder({ dataBytes: Buffer.concat([gz, Buffer.alloc(3 << 20)]) });
+    const res = await deliverTo(box, padded, { args: ['--json'] });
+    expect(res.stderr).not.toContain('bds:');
+    expect(res.json()).toMatchObject({ record_count: 90_000, bytes: padded.uploaded.length, sha256: padded.sha256 });
+    expectOneReceived(box, padded);
+    const tail = makeFolder({ dataBytes: Buffer.concat([gz, Buffer.alloc(3 << 20), Buffer.from('x')]) });
+    const refused = await deliverTo(box, tail);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(
+      `bds: ${tail.dataFile}: there is data after the end of the gzip data (trailing garbage)`,
+    );
+  });
+
   it('gzips a plain .jsonl of more than 4 MiB on every core into one valid gzip member; deliver after check makes the same bytes', async () => {
     const box = await sandbox();
     const lines = hexLines(50_000);

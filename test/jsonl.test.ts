@@ -137,8 +137,16 @@ describe('the JSON Lines validator', () => {
     expect(checkWholeLines(Buffer.from('{}\n{}'))).toEqual({ records: 2, lines: 2 });
     expect(checkWholeLines(Buffer.from('{}\n '))).toEqual({ records: 1, lines: 2 });
     expect(checkWholeLines(Buffer.from('{}\r\n\r\n{}\r\n'))).toEqual({ records: 2, lines: 3 });
-    expect(checkWholeLines(Buffer.from('{}\n\n[]\n{}\n'))).toEqual({ records: 1, lines: 3, bad: { line: 3, what: 'not-object' } });
-    expect(checkWholeLines(Buffer.from('{}\n{"a":\n{}\n'))).toEqual({ records: 1, lines: 2, bad: { line: 2, what: 'invalid' } });
+    expect(checkWholeLines(Buffer.from('{}\n\n[]\n{}\n'))).toEqual({
+      records: 1,
+      lines: 3,
+      bad: { line: 3, what: 'not-object' },
+    });
+    expect(checkWholeLines(Buffer.from('{}\n{"a":\n{}\n'))).toEqual({
+      records: 1,
+      lines: 2,
+      bad: { line: 2, what: 'invalid' },
+    });
   });
 
   it('sees only the bytes it is given: a smaller buffer after a larger one, and the bytes after a view', () => {
@@ -170,7 +178,10 @@ describe('the JSON Lines validator', () => {
       const whole = linesVerdict(bytes);
       for (let i = 0; i <= bytes.length; i++) {
         for (let j = i; j <= bytes.length; j += 3) {
-          expect(feed([bytes.subarray(0, i), bytes.subarray(i, j), bytes.subarray(j)]), `${input} split at ${i},${j}`).toBe(whole);
+          expect(
+            feed([bytes.subarray(0, i), bytes.subarray(i, j), bytes.subarray(j)]),
+            `${input} split at ${i},${j}`,
+          ).toBe(whole);
         }
       }
     }

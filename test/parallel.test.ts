@@ -14,7 +14,13 @@ import { describe, expect, it } from 'vitest';
 import { UsageError } from '../src/core/errors.js';
 import { MAX_LINE_BYTES } from '../src/core/datapass/jsonl.js';
 import { GarbageMeter } from '../src/core/datapass/garbage.js';
-import { BLOCK_BYTES, blocksInFlight, createParallelGzip, gzipHeader, type ParallelGzipOptions } from '../src/core/datapass/gzip.js';
+import {
+  BLOCK_BYTES,
+  blocksInFlight,
+  createParallelGzip,
+  gzipHeader,
+  type ParallelGzipOptions,
+} from '../src/core/datapass/gzip.js';
 import { CHUNK_BYTES, LinesChecker, type LinesCheckerOptions } from '../src/core/datapass/lines.js';
 import { InOrder, workerScript } from '../src/core/datapass/pool.js';
 import { linesVerdict, seededRandom, tempDir } from './helpers.js';
@@ -42,7 +48,7 @@ function jsonLines(bytes: number, seed = 1): Buffer {
 /** The input cut into chunks of seeded random sizes up to `max`. */
 function* chunks(input: Buffer, max: number, seed = 7): Generator<Buffer> {
   const next = seededRandom(seed);
-  for (let at = 0; at < input.length; ) {
+  for (let at = 0; at < input.length;) {
     const size = 1 + Math.floor(next() * max);
     yield input.subarray(at, at + size);
     at += size;
@@ -51,7 +57,9 @@ function* chunks(input: Buffer, max: number, seed = 7): Generator<Buffer> {
 
 describe('the pass thread', () => {
   it('finds the compiled worker beside a compiled module, and in dist/ for a TypeScript one', () => {
-    expect(workerScript('file:///app/dist/core/datapass/pool.js').href).toBe('file:///app/dist/core/datapass/worker-entry.js');
+    expect(workerScript('file:///app/dist/core/datapass/pool.js').href).toBe(
+      'file:///app/dist/core/datapass/worker-entry.js',
+    );
     const source = new URL('../src/core/datapass/pool.ts', import.meta.url).href;
     expect(workerScript(source).href).toBe(new URL('../dist/core/datapass/worker-entry.js', import.meta.url).href);
     expect(() => workerScript('file:///nowhere/src/core/pool.ts')).toThrow('npm run build');
@@ -232,7 +240,10 @@ describe('LinesChecker', () => {
 
   it('counts the records of a large input checked in many chunks', () => {
     const input = jsonLines(3 * CHUNK_BYTES + 1000);
-    const records = input.toString().split('\n').filter((line) => line !== '').length;
+    const records = input
+      .toString()
+      .split('\n')
+      .filter((line) => line !== '').length;
     expect(check(input, {}, 1 << 20)).toBe(`records ${records}`);
     expect(check(input, { chunkBytes: 4096 }, 50_000)).toBe(`records ${records}`);
   });
@@ -319,7 +330,12 @@ describe('LinesChecker', () => {
 
   it('goes back to its usual buffer after a long line', () => {
     const long = `{"long":"${'z'.repeat(3 * CHUNK_BYTES)}"}\n`;
-    const input = Buffer.concat([jsonLines(CHUNK_BYTES), Buffer.from(long), jsonLines(2 * CHUNK_BYTES, 2), Buffer.from('{}\n[]\n')]);
+    const input = Buffer.concat([
+      jsonLines(CHUNK_BYTES),
+      Buffer.from(long),
+      jsonLines(2 * CHUNK_BYTES, 2),
+      Buffer.from('{}\n[]\n'),
+    ]);
     expect(check(input, {}, 1 << 20)).toBe(linesVerdict(input));
   });
 });

@@ -7,7 +7,19 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { packageVersion } from '../src/core/version.js';
-import { BIN, collectOutput, makeFolder, newSource, ROOT, run, sandbox, sandboxEnv, spawnCli, tempDir, until } from './helpers.js';
+import {
+  BIN,
+  collectOutput,
+  makeFolder,
+  newSource,
+  ROOT,
+  run,
+  sandbox,
+  sandboxEnv,
+  spawnCli,
+  tempDir,
+  until,
+} from './helpers.js';
 
 describe('bin/bds.js', () => {
   it('--version and --help', async () => {
@@ -35,14 +47,25 @@ describe('bin/bds.js', () => {
     const dir = tempDir();
     mkdirSync(path.join(dir, 'bin'));
     mkdirSync(path.join(dir, 'dist', 'cli'), { recursive: true });
-    for (const name of ['bds.js', 'node-check.js', 'package.json']) copyFileSync(path.join(ROOT, 'bin', name), path.join(dir, 'bin', name));
-    copyFileSync(path.join(ROOT, 'dist', 'cli', 'quick-answers.json'), path.join(dir, 'dist', 'cli', 'quick-answers.json'));
+    for (const name of ['bds.js', 'node-check.js', 'package.json'])
+      copyFileSync(path.join(ROOT, 'bin', name), path.join(dir, 'bin', name));
+    copyFileSync(
+      path.join(ROOT, 'dist', 'cli', 'quick-answers.json'),
+      path.join(dir, 'dist', 'cli', 'quick-answers.json'),
+    );
     const alone = (arg: string) =>
-      collectOutput(spawn(process.execPath, [path.join(dir, 'bin', 'bds.js'), arg], { env: { PATH: process.env.PATH ?? '', HOME: tempDir() }, stdio: ['ignore', 'pipe', 'pipe'] }));
+      collectOutput(
+        spawn(process.execPath, [path.join(dir, 'bin', 'bds.js'), arg], {
+          env: { PATH: process.env.PATH ?? '', HOME: tempDir() },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        }),
+      );
     const program = await run(['--help']);
     expect(program.code).toBe(0);
-    for (const arg of ['--help', '-h']) expect(await alone(arg)).toMatchObject({ code: 0, stdout: program.stdout, stderr: '' });
-    for (const arg of ['--version', '-V']) expect(await alone(arg)).toMatchObject({ code: 0, stdout: `${packageVersion()}\n`, stderr: '' });
+    for (const arg of ['--help', '-h'])
+      expect(await alone(arg)).toMatchObject({ code: 0, stdout: program.stdout, stderr: '' });
+    for (const arg of ['--version', '-V'])
+      expect(await alone(arg)).toMatchObject({ code: 0, stdout: `${packageVersion()}\n`, stderr: '' });
     // Anything else needs the program, which is not there.
     const other = await alone('--json');
     expect(other.code).not.toBe(0);
@@ -50,16 +73,21 @@ describe('bin/bds.js', () => {
   });
 
   // Node 22 and later; not the standalone binary, whose code comes compiled in it.
-  it.skipIf(!('enableCompileCache' in nodeModule) || process.env.BDS_TEST_BIN)("keeps Node's compile cache under $XDG_CACHE_HOME/bds, or where NODE_COMPILE_CACHE says", async () => {
-    const cache = tempDir();
-    expect((await spawnCli(['help'], { env: { XDG_CACHE_HOME: cache } })).code).toBe(0);
-    expect(readdirSync(path.join(cache, 'bds', 'compile-cache')).length).toBeGreaterThan(0);
-    const chosen = tempDir();
-    const elsewhere = tempDir();
-    expect((await spawnCli(['help'], { env: { XDG_CACHE_HOME: elsewhere, NODE_COMPILE_CACHE: chosen } })).code).toBe(0);
-    expect(readdirSync(chosen).length).toBeGreaterThan(0);
-    expect(existsSync(path.join(elsewhere, 'bds'))).toBe(false);
-  });
+  it.skipIf(!('enableCompileCache' in nodeModule) || process.env.BDS_TEST_BIN)(
+    "keeps Node's compile cache under $XDG_CACHE_HOME/bds, or where NODE_COMPILE_CACHE says",
+    async () => {
+      const cache = tempDir();
+      expect((await spawnCli(['help'], { env: { XDG_CACHE_HOME: cache } })).code).toBe(0);
+      expect(readdirSync(path.join(cache, 'bds', 'compile-cache')).length).toBeGreaterThan(0);
+      const chosen = tempDir();
+      const elsewhere = tempDir();
+      expect((await spawnCli(['help'], { env: { XDG_CACHE_HOME: elsewhere, NODE_COMPILE_CACHE: chosen } })).code).toBe(
+        0,
+      );
+      expect(readdirSync(chosen).length).toBeGreaterThan(0);
+      expect(existsSync(path.join(elsewhere, 'bds'))).toBe(false);
+    },
+  );
 
   it('delivers, with X-Service-Client naming this machine, and prints JSON', async () => {
     const box = await sandbox();

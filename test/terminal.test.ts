@@ -58,7 +58,13 @@ describe.skipIf(!hasScript)('on a real terminal', () => {
 
   it('--help fits the terminal, narrower or wider than the 80 columns of a pipe', async () => {
     // The part commander lays out (the footer after it is fixed text).
-    const widest = (text: string) => Math.max(...text.split('Settings (highest first')[0]!.split(/\r?\n/).map((line) => line.length));
+    const widest = (text: string) =>
+      Math.max(
+        ...text
+          .split('Settings (highest first')[0]!
+          .split(/\r?\n/)
+          .map((line) => line.length),
+      );
     const narrow = await onTerminal({}, ['--help'], 72);
     expect(narrow).toContain('Exit codes');
     expect(widest(narrow)).toBeLessThanOrEqual(72);

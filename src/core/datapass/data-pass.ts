@@ -90,7 +90,10 @@ export interface DataPassOptions {
   name?: string | undefined;
 }
 
-export async function passOverDataFile(file: string, { tmpDir, signal, onRead, copy: keepCopy, cache, name = file }: DataPassOptions): Promise<DataPass> {
+export async function passOverDataFile(
+  file: string,
+  { tmpDir, signal, onRead, copy: keepCopy, cache, name = file }: DataPassOptions,
+): Promise<DataPass> {
   let before: Stats;
   try {
     before = await fs.stat(file);
@@ -107,7 +110,11 @@ export async function passOverDataFile(file: string, { tmpDir, signal, onRead, c
   const zlib = zlibFor(!gzipped);
   const remembered = await cache?.recall(stamp, zlib);
   if (remembered) {
-    return { ...remembered, upload: { source: stamp, size: remembered.size, form: gzipped ? 'as-is' : 'gzip' }, fromCache: true };
+    return {
+      ...remembered,
+      upload: { source: stamp, size: remembered.size, form: gzipped ? 'as-is' : 'gzip' },
+      fromCache: true,
+    };
   }
 
   // A name of bds's own for the gzipped copy of a plain .jsonl: the data file's name could make it longer
@@ -152,7 +159,10 @@ export function openUpload(upload: UploadFile): Readable {
     },
   });
   // The upload's reader sees every error: a read error of the file is passed on to the stream it reads.
-  const last = upload.form === 'gzip' ? createParallelGzip({ level: GZIP_LEVEL, onDropped: (bytes) => garbage.add(2 * bytes) }) : counted;
+  const last =
+    upload.form === 'gzip'
+      ? createParallelGzip({ level: GZIP_LEVEL, onDropped: (bytes) => garbage.add(2 * bytes) })
+      : counted;
   file.on('error', (error) => last.destroy(error));
   if (last === counted) return file.pipe(counted);
   counted.on('error', (error) => last.destroy(error));

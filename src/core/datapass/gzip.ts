@@ -147,11 +147,21 @@ export function createParallelGzip(options: ParallelGzipOptions = {}): Transform
  * into one deflate stream. The last block ends the stream (Z_FINISH); any other ends on a byte boundary
  * (Z_SYNC_FLUSH). zlib holds `buffer` until it calls back.
  */
-function deflateBlock(buffer: Buffer, data: Buffer, dictionary: Buffer | undefined, level: number, last: boolean): Promise<Deflated> {
+function deflateBlock(
+  buffer: Buffer,
+  data: Buffer,
+  dictionary: Buffer | undefined,
+  level: number,
+  last: boolean,
+): Promise<Deflated> {
   return new Promise((resolve, reject) => {
     deflateRaw(
       data,
-      { level, ...(dictionary ? { dictionary } : {}), finishFlush: last ? zlibConstants.Z_FINISH : zlibConstants.Z_SYNC_FLUSH },
+      {
+        level,
+        ...(dictionary ? { dictionary } : {}),
+        finishFlush: last ? zlibConstants.Z_FINISH : zlibConstants.Z_SYNC_FLUSH,
+      },
       (error, output) => (error ? reject(error) : resolve({ output, buffer })),
     );
   });

@@ -39,7 +39,8 @@ export class LinesChecker {
     options: LinesCheckerOptions = {},
   ) {
     this.chunkBytes = options.chunkBytes ?? CHUNK_BYTES;
-    if (!Number.isInteger(this.chunkBytes) || this.chunkBytes < 1) throw new RangeError('chunkBytes must be a positive integer');
+    if (!Number.isInteger(this.chunkBytes) || this.chunkBytes < 1)
+      throw new RangeError('chunkBytes must be a positive integer');
     this.buffer = Buffer.alloc(this.chunkBytes);
   }
 
@@ -110,7 +111,10 @@ export class LinesChecker {
   private check(length: number): void {
     const result = checkWholeLines(this.buffer.subarray(0, length));
     if (result.bad) {
-      throw this.bad(this.lines + result.bad.line, result.bad.what === 'not-object' ? 'is not a JSON object' : 'is not valid JSON');
+      throw this.bad(
+        this.lines + result.bad.line,
+        result.bad.what === 'not-object' ? 'is not a JSON object' : 'is not valid JSON',
+      );
     }
     this.records += result.records;
     this.lines += result.lines;

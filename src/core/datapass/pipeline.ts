@@ -120,17 +120,15 @@ export async function passOverFile(file: string, before: FileStamp, options: Pas
     if (file.endsWith('.gz')) {
       const gunzip = createGunzip({ chunkSize: INFLATE_CHUNK });
       const flowing = pipeline(gunzip, withoutByteOrderMark(), checkedSink(lines, garbage), pipelineOptions);
-      // zlib ends its output at zeros after the last member and takes nothing more: the rest of the file is
-      // still hashed, as it is uploaded. bytesWritten is where the gzip data ended. Zeros alone are padding, as
-      // gzip -t accepts it; anything else is not.
-      let inflated = false;
-      void flowing.then(() => (inflated = true), () => undefined);
       await feed(gunzip, flowing, file, (chunk) => {
         counted(chunk);
         hash.update(chunk);
-        return inflated ? Promise.resolve() : written(gunzip, chunk);
+        return written(gunzip, chunk);
       });
-      if (gunzip.bytesWritten < before.size && !(await onlyZerosFrom(file, gunzip.bytesWritten))) throw trailingGarbage(name);
+      // zlib stops at zeros after the last member and drops whatever follows them unread: bytesWritten is where
+      // the gzip data ended. Zeros alone are padding, as gzip -t accepts it; anything else is not.
+      if (gunzip.bytesWritten < before.size && !(await onlyZerosFrom(file, gunzip.bytesWritten)))
+        throw trailingGarbage(name);
       size = before.size;
     } else {
       if (copy) await fs.mkdir(path.dirname(copy), { recursive: true });
@@ -140,7 +138,12 @@ export async function passOverFile(file: string, before: FileStamp, options: Pas
         hash.update(chunk);
         size += chunk.length;
       });
-      const flowing = pipeline(gzip, hashed, copy ? createWriteStream(copy, { mode: 0o600 }) : discard(), pipelineOptions);
+      const flowing = pipeline(
+        gzip,
+        hashed,
+        copy ? createWriteStream(copy, { mode: 0o600 }) : discard(),
+        pipelineOptions,
+      );
       let first = true;
       await feed(gzip, flowing, file, (chunk) => {
         counted(chunk);
@@ -165,7 +168,12 @@ export async function passOverFile(file: string, before: FileStamp, options: Pas
  * read destroys `first` with its error; a failed pipeline stops the reading. Its error wins: when both fail,
  * it is the cause.
  */
-async function feed(first: Writable, flowing: Promise<void>, file: string, take: (chunk: Buffer) => Promise<void>): Promise<void> {
+async function feed(
+  first: Writable,
+  flowing: Promise<void>,
+  file: string,
+  take: (chunk: Buffer) => Promise<void>,
+): Promise<void> {
   const reading = readChunks(file, take, flowing).then(
     () => void first.end(),
     (error: unknown) => {
@@ -180,17 +188,23 @@ async function feed(first: Writable, flowing: Promise<void>, file: string, take:
 
 /**
  * Reads the file from its start in chunks of READ_CHUNK, into READ_BUFFERS buffers in turn, handing each chunk
- * to `take`; a buffer is read into again only once `take`'s promise for its last chunk has resolved, or the
- * pipeline `flowing` has ended (zlib takes nothing after the gzip data: `take` then only hashes). Gives up as
- * soon as the pipeline fails.
+ * to `take`; a buffer is read into again only once `take`'s promise for its last chunk has resolved. Gives up
+ * as soon as `flowing` settles: the pipeline failed, or ended before the file did.
  */
 async function readChunks(file: string, take: (chunk: Buffer) => Promise<void>, flowing: Promise<void>): Promise<void> {
+  const stopped = flowing.then(() => {
+    throw new Error('the data pass ended before the data file did');
+  });
+  stopped.catch(() => undefined);
   const handle = await fs.open(file, 'r');
   try {
-    const slots = Array.from({ length: READ_BUFFERS }, () => ({ buffer: Buffer.allocUnsafe(READ_CHUNK), free: Promise.resolve() }));
+    const slots = Array.from({ length: READ_BUFFERS }, () => ({
+      buffer: Buffer.allocUnsafe(READ_CHUNK),
+      free: Promise.resolve(),
+    }));
     for (let n = 0; ; n++) {
       const slot = slots[n % READ_BUFFERS]!;
-      await Promise.race([slot.free, flowing]);
+      await Promise.race([slot.free, stopped]);
       const { bytesRead } = await handle.read(slot.buffer, 0, READ_CHUNK, null);
       if (bytesRead === 0) return;
       slot.free = take(slot.buffer.subarray(0, bytesRead));
@@ -257,7 +271,7 @@ async function onlyZerosFrom(file: string, offset: number): Promise<boolean> {
   const handle = await fs.open(file, 'r');
   try {
     const buffer = Buffer.alloc(READ_CHUNK);
-    for (let position = offset; ; ) {
+    for (let position = offset; ;) {
       const { bytesRead } = await handle.read(buffer, 0, buffer.length, position);
       if (bytesRead === 0) return true;
       if (buffer.subarray(0, bytesRead).some((byte) => byte !== 0)) return false;

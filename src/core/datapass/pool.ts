@@ -3,17 +3,17 @@
 
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { Worker, type ResourceLimits } from 'node:worker_threads';
+import { Worker } from 'node:worker_threads';
 
 /**
  * Starts a thread running worker-entry.js with `workerData`. Normally worker-entry.js beside this module. The
  * single-executable build embeds the worker's bundle instead and sets globalThis.__bdsWorkerSource to it (a
  * script, run with eval: true).
  */
-export function startWorker(workerData: object, options: { resourceLimits?: ResourceLimits } = {}): Worker {
+export function startWorker(workerData: object): Worker {
   const source = (globalThis as { __bdsWorkerSource?: unknown }).__bdsWorkerSource;
-  if (typeof source === 'string') return new Worker(source, { eval: true, workerData, ...options });
-  return new Worker(workerScript(import.meta.url), { workerData, ...options });
+  if (typeof source === 'string') return new Worker(source, { eval: true, workerData });
+  return new Worker(workerScript(import.meta.url), { workerData });
 }
 
 /** worker-entry.js beside the module at moduleUrl, or, when that module is TypeScript source, its compiled counterpart. */
@@ -27,7 +27,9 @@ export function workerScript(moduleUrl: string): URL {
   if (at === -1) throw new Error(`cannot find the compiled worker for ${moduleUrl}`);
   const compiled = new URL(`${beside.href.slice(0, at)}/dist/${beside.href.slice(at + '/src/'.length)}`);
   if (!existsSync(fileURLToPath(compiled))) {
-    throw new Error(`${fileURLToPath(compiled)} is missing: run \`npm run build\` first (tests run from sources use dist/ for worker threads)`);
+    throw new Error(
+      `${fileURLToPath(compiled)} is missing: run \`npm run build\` first (tests run from sources use dist/ for worker threads)`,
+    );
   }
   return compiled;
 }

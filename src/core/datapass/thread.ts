@@ -38,7 +38,11 @@ type PassReply =
  * only once the thread has exited, whatever ended it, so that nothing writes the copy after the caller
  * removes it.
  */
-export function passOnThread(request: Omit<PassRequest, 'role'>, signal: AbortSignal | undefined, onRead?: (read: number) => void): Promise<PassFindings> {
+export function passOnThread(
+  request: Omit<PassRequest, 'role'>,
+  signal: AbortSignal | undefined,
+  onRead?: (read: number) => void,
+): Promise<PassFindings> {
   return new Promise<PassFindings>((resolve, reject) => {
     if (signal?.aborted) {
       reject(signal.reason);
@@ -65,7 +69,11 @@ export function passOnThread(request: Omit<PassRequest, 'role'>, signal: AbortSi
       } else if (reply.type === 'done') {
         result = reply.result;
       } else {
-        fail(reply.usage ? new UsageError(reply.message, reply.hint === undefined ? {} : { hint: reply.hint }) : internalError(reply));
+        fail(
+          reply.usage
+            ? new UsageError(reply.message, reply.hint === undefined ? {} : { hint: reply.hint })
+            : internalError(reply),
+        );
       }
     });
     thread.on('error', fail);
