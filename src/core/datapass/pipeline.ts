@@ -120,13 +120,20 @@ export async function passOverFile(file: string, before: FileStamp, options: Pas
     if (file.endsWith('.gz')) {
       const gunzip = createGunzip({ chunkSize: INFLATE_CHUNK });
       const flowing = pipeline(gunzip, withoutByteOrderMark(), checkedSink(lines, garbage), pipelineOptions);
+      // zlib stops at zeros after the last member: it drops what follows them, or (some Node versions) ends its
+      // output and takes nothing more, and the rest of the file is then only hashed, as it is uploaded all the
+      // same. bytesWritten is where the gzip data ended. Zeros alone are padding, as gzip -t accepts it;
+      // anything else is not.
+      let inflated = false;
+      void flowing.then(
+        () => (inflated = true),
+        () => undefined,
+      );
       await feed(gunzip, flowing, file, (chunk) => {
         counted(chunk);
         hash.update(chunk);
-        return written(gunzip, chunk);
+        return inflated ? Promise.resolve() : written(gunzip, chunk);
       });
-      // zlib stops at zeros after the last member and drops whatever follows them unread: bytesWritten is where
-      // the gzip data ended. Zeros alone are padding, as gzip -t accepts it; anything else is not.
       if (gunzip.bytesWritten < before.size && !(await onlyZerosFrom(file, gunzip.bytesWritten)))
         throw trailingGarbage(name);
       size = before.size;
@@ -188,14 +195,11 @@ async function feed(
 
 /**
  * Reads the file from its start in chunks of READ_CHUNK, into READ_BUFFERS buffers in turn, handing each chunk
- * to `take`; a buffer is read into again only once `take`'s promise for its last chunk has resolved. Gives up
- * as soon as `flowing` settles: the pipeline failed, or ended before the file did.
+ * to `take`; a buffer is read into again only once `take`'s promise for its last chunk has resolved, or the
+ * pipeline `flowing` has ended (zlib took nothing after the gzip data: `take` then only hashes). Gives up as
+ * soon as the pipeline fails.
  */
 async function readChunks(file: string, take: (chunk: Buffer) => Promise<void>, flowing: Promise<void>): Promise<void> {
-  const stopped = flowing.then(() => {
-    throw new Error('the data pass ended before the data file did');
-  });
-  stopped.catch(() => undefined);
   const handle = await fs.open(file, 'r');
   try {
     const slots = Array.from({ length: READ_BUFFERS }, () => ({
@@ -204,7 +208,7 @@ async function readChunks(file: string, take: (chunk: Buffer) => Promise<void>, 
     }));
     for (let n = 0; ; n++) {
       const slot = slots[n % READ_BUFFERS]!;
-      await Promise.race([slot.free, stopped]);
+      await Promise.race([slot.free, flowing]);
       const { bytesRead } = await handle.read(slot.buffer, 0, READ_CHUNK, null);
       if (bytesRead === 0) return;
       slot.free = take(slot.buffer.subarray(0, bytesRead));
