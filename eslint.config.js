@@ -46,10 +46,14 @@ export default tseslint.config(
   },
   // Tests parse JSON that bds printed: `any` is what JSON.parse gives.
   { files: ['test/**'], rules: { '@typescript-eslint/no-explicit-any': 'off' } },
-  // bin/ is CommonJS (bin/package.json): `bds --version` and `--help` answer before Node's ES module loader starts.
+  // bin/ is CommonJS (bin/package.json): `bds --version` and `--help` answer before Node's ES module loader
+  // starts. So is the standalone binary's main script.
   {
-    files: ['bin/**/*.js'],
-    languageOptions: { sourceType: 'commonjs', globals: { exports: 'writable', module: 'writable' } },
+    files: ['bin/**/*.js', '**/*.cjs'],
+    languageOptions: {
+      sourceType: 'commonjs',
+      globals: { exports: 'writable', module: 'writable', __filename: 'readonly', __dirname: 'readonly' },
+    },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   // The benchmark's data generator writes a record as one comma-separated run of byte writes, to read like the line.

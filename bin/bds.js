@@ -2,14 +2,14 @@
 // The entry point and the only code of the CLI that touches the process's argv, env, signals and exit.
 //
 // CommonJS (bin/package.json), unlike the rest of bds: Node's ES module loader costs about a fifth of a bare
-// `node -e 0` to start, and `bds --version` and `bds --help` answer without it (answeredQuickly). It starts
+// `node -e 0` to start, and `bds --version` and `bds --help` answer without it (answer-quickly.js). It starts
 // when the program is imported. Builtins are required without the node: prefix, which Node 12 lacks, and
 // those the quick answers do not need (tty and v8 cost 3 ms each) only where they are used.
 'use strict';
-const fs = require('fs');
 const nodeModule = require('module');
 const os = require('os');
 const path = require('path');
+const { answeredQuickly } = require('./answer-quickly.js');
 const { nodeTooOld, tooOldMessage } = require('./node-check.js');
 
 // The Node.js version first, before any of bds loads: on an old Node, one line and exit 2 instead of an
@@ -96,7 +96,8 @@ async function start() {
  * and later starts skip compiling them. Under bds's own cache folder, $XDG_CACHE_HOME/bds/compile-cache
  * (default ~/.cache/bds/compile-cache), never beside the package, which may be read-only. NODE_COMPILE_CACHE,
  * when set, has Node use that folder instead, and NODE_DISABLE_COMPILE_CACHE turns it off. Not in the
- * standalone binary, whose code comes compiled in it. A folder that cannot be written only costs the speed-up.
+ * standalone binary: its program is no file the cache could know (scripts/sea-main.cjs). A folder that cannot
+ * be written only costs the speed-up.
  */
 function enableCompileCache() {
   if (typeof nodeModule.enableCompileCache !== 'function' || process.getBuiltinModule?.('node:sea')?.isSea()) return;
@@ -107,44 +108,4 @@ function enableCompileCache() {
   } catch {
     // started without it
   }
-}
-
-/**
- * `bds --version` and `bds --help` without loading commander and every command, as `npm run build` wrote them
- * (scripts/build-quick-answers.js): the help only for a stream that is not a terminal, or a terminal as wide as
- * it was rendered for (or wider, when nothing wraps). Written straight to the file descriptor: making
- * process.stdout would cost more than the rest. Whether it answered; anything else, or a build without the
- * answers, goes to the program as usual.
- */
-function answeredQuickly(args) {
-  if (args.length !== 1 || !['--version', '-V', '--help', '-h'].includes(args[0])) return false;
-  let answers;
-  try {
-    answers = require('../dist/cli/quick-answers.json');
-  } catch {
-    return false;
-  }
-  let text = `${answers.VERSION}\n`;
-  if (args[0] === '--help' || args[0] === '-h') {
-    // A pipe or a file is no terminal, as fstat tells at once; tty (3 ms) only for a character device.
-    const terminal = fs.fstatSync(1).isCharacterDevice() && require('tty').isatty(1);
-    const columns = terminal ? process.stdout.columns : undefined;
-    if (!(columns === undefined || columns === answers.WIDTH || (answers.ANY_WIDER && columns > answers.WIDTH)))
-      return false;
-    text = answers.HELP;
-  }
-  try {
-    const bytes = Buffer.from(text);
-    for (let at = 0; at < bytes.length;) at += fs.writeSync(1, bytes, at);
-  } catch (error) {
-    // As below: a reader that went away is not a failure, a full disk is. A pipe left non-blocking and full
-    // takes the rest the slow way.
-    if (error.code === 'EAGAIN') {
-      process.stdout.write(text);
-    } else if (error.code !== 'EPIPE') {
-      process.stderr.write(`bds: cannot write the result to stdout: ${error.message}\n`);
-      process.exitCode = 2;
-    }
-  }
-  return true;
 }

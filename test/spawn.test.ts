@@ -47,7 +47,7 @@ describe('bin/bds.js', () => {
     const dir = tempDir();
     mkdirSync(path.join(dir, 'bin'));
     mkdirSync(path.join(dir, 'dist', 'cli'), { recursive: true });
-    for (const name of ['bds.js', 'node-check.js', 'package.json'])
+    for (const name of ['bds.js', 'answer-quickly.js', 'node-check.js', 'package.json'])
       copyFileSync(path.join(ROOT, 'bin', name), path.join(dir, 'bin', name));
     copyFileSync(
       path.join(ROOT, 'dist', 'cli', 'quick-answers.json'),
@@ -72,7 +72,7 @@ describe('bin/bds.js', () => {
     expect(other.stderr).toMatch(/Cannot find module|ERR_MODULE_NOT_FOUND/);
   });
 
-  // Node 22 and later; not the standalone binary, whose code comes compiled in it.
+  // Node 22 and later; not the standalone binary, whose program is no file the cache could know.
   it.skipIf(!('enableCompileCache' in nodeModule) || process.env.BDS_TEST_BIN)(
     "keeps Node's compile cache under $XDG_CACHE_HOME/bds, or where NODE_COMPILE_CACHE says",
     async () => {
