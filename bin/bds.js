@@ -9,7 +9,6 @@
 const nodeModule = require('module');
 const os = require('os');
 const path = require('path');
-const { answeredQuickly } = require('./answer-quickly.js');
 const { nodeTooOld, tooOldMessage } = require('./node-check.js');
 
 // The Node.js version first, before any of bds loads: on an old Node, one line and exit 2 instead of an
@@ -24,7 +23,7 @@ if (nodeTooOld(process.versions.node)) {
 async function start() {
   enableCompileCache();
   const args = process.argv.slice(2);
-  if (answeredQuickly(args)) return;
+  if (require('./answer-quickly.js').answeredQuickly(args)) return;
 
   // A reader that went away (`bds list | head -1`) is not a failure of bds: stop writing to it and carry on,
   // so that a delivery is never cut off half-way by a closed log pipe. A result that cannot be written (a
