@@ -20,7 +20,8 @@ type Collect = (options: { type: 'minor' }) => void;
 /** The gc hook (V8's expose-gc flag, set at first use); null where it cannot be had: then memory is only less tight. */
 let collect: Collect | null | undefined;
 
-function collector(): Collect | null {
+/** A young-generation collection, now; nothing where V8's gc hook cannot be had. */
+export function collectYoungGeneration(): void {
   if (collect === undefined) {
     try {
       v8.setFlagsFromString('--expose-gc');
@@ -29,19 +30,22 @@ function collector(): Collect | null {
       collect = null;
     }
   }
-  return collect;
+  collect?.({ type: 'minor' });
 }
 
 /** Counts the bytes of buffers a thread dropped; collects the young generation every `every` bytes. */
 export class GarbageMeter {
   private dropped = 0;
 
-  constructor(private readonly every = COLLECT_EVERY) {}
+  constructor(
+    private readonly every = COLLECT_EVERY,
+    private readonly collectNow: () => void = collectYoungGeneration,
+  ) {}
 
   add(bytes: number): void {
     this.dropped += bytes;
     if (this.dropped < this.every) return;
     this.dropped = 0;
-    collector()?.({ type: 'minor' });
+    this.collectNow();
   }
 }
