@@ -1,9 +1,19 @@
 // bin/bds.js as a user runs it: a real process, real stdout/stderr pipes, real exit codes.
 import { execFile, spawn } from 'node:child_process';
-import { closeSync, copyFileSync, existsSync, mkdirSync, openSync, readdirSync } from 'node:fs';
+import {
+  closeSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  writeFileSync,
+} from 'node:fs';
 import nodeModule from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { packageVersion } from '../src/core/version.js';
@@ -86,6 +96,57 @@ describe('bin/bds.js', () => {
       );
       expect(readdirSync(chosen).length).toBeGreaterThan(0);
       expect(existsSync(path.join(elsewhere, 'bds'))).toBe(false);
+    },
+  );
+
+  // Node's module hooks see every module bds imports; the binary has no modules to see.
+  it.skipIf(process.env.BDS_TEST_BIN)(
+    'a check loads no HTTP layer: undici (10 MB of memory) waits for a request',
+    async () => {
+      const dir = tempDir();
+      writeFileSync(
+        path.join(dir, 'hooks.mjs'),
+        `import { appendFileSync } from 'node:fs';
+let log;
+export function initialize(data) { log = data.log; }
+export async function resolve(specifier, context, next) {
+  const resolved = await next(specifier, context);
+  appendFileSync(log, resolved.url + '\\n');
+  return resolved;
+}
+`,
+      );
+      const log = path.join(dir, 'modules.txt');
+      writeFileSync(log, '');
+      writeFileSync(
+        path.join(dir, 'preload.mjs'),
+        `import { register } from 'node:module';
+register('./hooks.mjs', import.meta.url, { data: { log: ${JSON.stringify(log)} } });
+`,
+      );
+      const folder = makeFolder({ records: 3 });
+      const res = await collectOutput(
+        spawn(
+          process.execPath,
+          [
+            '--import',
+            pathToFileURL(path.join(dir, 'preload.mjs')).href,
+            BIN,
+            'check',
+            folder.dir,
+            '--period',
+            '2024-05',
+          ],
+          {
+            env: { PATH: process.env.PATH ?? '', HOME: tempDir() },
+            stdio: ['ignore', 'pipe', 'pipe'],
+          },
+        ),
+      );
+      expect(res.code, res.stderr).toBe(0);
+      const modules = readFileSync(log, 'utf8');
+      expect(modules).toContain('/dist/core/datapass/data-pass.js');
+      expect(modules).not.toContain('/undici/');
     },
   );
 

@@ -3,8 +3,6 @@
 // core does the work (core/monitoring/, core/api/ping.ts); this says what failed, in one warning each, and never
 // changes the exit code.
 
-import { parsePingUrl, PingClient } from '../core/api/ping.js';
-import { DEFAULT_TUNING } from '../core/api/http.js';
 import type { DeliveryEvent } from '../core/delivery/events.js';
 import { LogTail } from '../core/monitoring/log-tail.js';
 import type { MonthRun } from '../core/monitoring/metrics.js';
@@ -47,6 +45,12 @@ export class RunMonitor {
     this.metricsFile = settings.metricsFile?.value;
     this.source = settings.sourceId?.value;
     if (!settings.pingUrl) return;
+    // The HTTP layer (undici, 10 MB of memory) loads only for a run that pings: a check or a delivery without a
+    // ping URL loads it at its first request to the service, if any.
+    const [{ parsePingUrl, PingClient }, { DEFAULT_TUNING }] = await Promise.all([
+      import('../core/api/ping.js'),
+      import('../core/api/http.js'),
+    ]);
     const url = parsePingUrl(settings.pingUrl.value, settings.pingUrl.from);
     // Its path is the secret: whoever knows it can ping.
     io.addSecret(url.pathname, '/…');
