@@ -31,6 +31,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import zlib from 'node:zlib';
+import { NODE_LINE as BINARY_NODE } from '../scripts/build-binary.js';
 import { PINNED, pinnedNodePath } from '../scripts/node-from-npm.js';
 import { generate, readMeta } from './generate.js';
 import { childTicks, timeCommands } from './startup.js';
@@ -644,9 +645,6 @@ const SUMMARY = {
       .join(', ')}`,
   curl: (r) => seconds(r.wall),
 };
-
-/** The Node that the standalone binary embeds (scripts/build-binary.js, NODE_LINE). */
-const BINARY_NODE = 24;
 
 /**
  * Start-up: node -e 0, bds --version and bds --help, interleaved (bench/startup.js), on this Node and on each
