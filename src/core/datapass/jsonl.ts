@@ -1,7 +1,7 @@
 // Checking JSON Lines: every non-empty line must be a JSON object. The validator itself is WebAssembly
 // (jsonl.as.ts, compiled by `npm run build`); this module gives each thread its own instance and lays out its
-// memory. lines.ts cuts the file into buffers of whole lines and hands them to checkWholeLines, on
-// worker threads for a large file, on this thread for a small one.
+// memory. lines.ts cuts the file into buffers of whole lines and hands them to checkWholeLines, on the pass
+// thread for a large file (thread.ts), on the caller's thread for a small one.
 
 import { VALIDATOR_WASM } from './jsonl-wasm.generated.js';
 
