@@ -69,22 +69,21 @@ export interface StatusResult {
 
 export async function status(options: StatusOptions, op: Operation): Promise<StatusResult> {
   const query = checkQuery(options, op.runtime.now());
-  const failOn = failOnFor(options.failOn, false);
-  await op.announceSettings();
-  const sourceId = requireSource(await op.settings());
-  return runLedger(
-    op,
-    sourceId,
-    (batches) => shownMonths(batches, query, sourceId, op.runtime.now()),
-    failOn,
-    undefined,
-  );
+  return queriedLedger(op, query, failOnFor(options.failOn, false), undefined);
 }
 
 export async function waitForReview(options: WaitForReviewOptions, op: Operation): Promise<StatusResult> {
   const query = checkQuery(options, op.runtime.now());
-  const failOn = failOnFor(options.failOn, true);
-  const timeoutMs = checkTimeout(options.timeout);
+  return queriedLedger(op, query, failOnFor(options.failOn, true), checkTimeout(options.timeout));
+}
+
+/** The ledger of the months a checked query asks for, of the source the settings name: once, or while waiting. */
+async function queriedLedger(
+  op: Operation,
+  query: Query,
+  failOn: FailOnState[],
+  timeoutMs: number | undefined,
+): Promise<StatusResult> {
   await op.announceSettings();
   const sourceId = requireSource(await op.settings());
   return runLedger(
