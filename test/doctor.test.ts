@@ -6,22 +6,22 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import tls from 'node:tls';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { DoctorResult } from '../src/core/diagnostics/doctor.js';
 import {
   deliverTo,
+  listenUntilTestEnds,
   makeFolder,
   newSource,
   ROOT,
   run,
+  type RunResult,
   sandbox,
   sandboxEnv,
   spawnCli,
   tempDir,
-  type RunResult,
 } from './helpers.js';
 
 const ORDER = [
@@ -219,25 +219,6 @@ describe('bds doctor through a proxy', () => {
   const TLS_DIR = path.join(ROOT, 'test', 'fixtures', 'tls');
   const CERT = path.join(TLS_DIR, 'bds-test.crt');
   const API_URL = 'https://api.bds.test';
-  const servers: Array<{ server: net.Server; sockets: Set<net.Socket> }> = [];
-  afterEach(async () => {
-    for (const { server, sockets } of servers.splice(0)) {
-      sockets.forEach((socket) => socket.destroy());
-      await new Promise((resolve) => server.close(resolve));
-    }
-  });
-
-  async function listen(server: net.Server): Promise<number> {
-    const sockets = new Set<net.Socket>();
-    server.on('connection', (socket: net.Socket) => {
-      sockets.add(socket);
-      socket.on('close', () => sockets.delete(socket));
-    });
-    servers.push({ server, sockets });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    return (server.address() as AddressInfo).port;
-  }
-
   /** The sandbox as https://api.bds.test behind a TLS front that only the proxy's tunnel reaches. */
   async function proxiedSandbox(): Promise<{
     box: Awaited<ReturnType<typeof sandbox>>;
@@ -246,7 +227,7 @@ describe('bds doctor through a proxy', () => {
     auth: string[];
   }> {
     const box = await sandbox({ publicUrls: { api: API_URL } });
-    const front = await listen(
+    const front = await listenUntilTestEnds(
       tls.createServer(
         { key: readFileSync(path.join(TLS_DIR, 'bds-test.key')), cert: readFileSync(CERT) },
         (socket) => {
@@ -274,7 +255,12 @@ describe('bds doctor through a proxy', () => {
       upstream.on('error', () => client.destroy());
       client.on('close', () => upstream.destroy());
     });
-    return { box, proxyUrl: `http://doctor:pr0xy-passw0rd@127.0.0.1:${await listen(proxy)}`, tunnels, auth };
+    return {
+      box,
+      proxyUrl: `http://doctor:pr0xy-passw0rd@127.0.0.1:${await listenUntilTestEnds(proxy)}`,
+      tunnels,
+      auth,
+    };
   }
 
   it('names the proxy without its password, checks TLS through its tunnel and asks the API', async () => {

@@ -4,6 +4,8 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import type net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -48,6 +50,25 @@ export async function sandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   const box = await startSandbox(options);
   cleanups.push(() => box.close());
   return box;
+}
+
+/**
+ * Listens on 127.0.0.1 until the current test ends, when the server's open connections (tunnels, hung
+ * requests) are ended and it is closed; returns the port.
+ */
+export async function listenUntilTestEnds(server: net.Server): Promise<number> {
+  const sockets = new Set<net.Socket>();
+  server.on('connection', (socket: net.Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  cleanups.push(async () => {
+    // close() waits for open connections: end them first.
+    sockets.forEach((socket) => socket.destroy());
+    await new Promise((resolve) => server.close(resolve));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return (server.address() as AddressInfo).port;
 }
 
 /** Temp folders of this test file, removed when it ends: the machine's /tmp is shared. */

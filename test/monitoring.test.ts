@@ -8,7 +8,7 @@ import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { InterruptedError } from '../src/core/errors.js';
 import { LogTail, LOG_TAIL_BYTES } from '../src/core/monitoring/log-tail.js';
 import { mergeRuns, parseMetrics, renderMetrics, type MonthMetrics } from '../src/core/monitoring/metrics.js';
@@ -16,6 +16,9 @@ import {
   count,
   deliverTo,
   expectOneReceived,
+  type Folder,
+  type FolderOptions,
+  listenUntilTestEnds,
   makeFolder,
   newSource,
   run,
@@ -23,8 +26,6 @@ import {
   sandboxEnv,
   spawnCli,
   tempDir,
-  type Folder,
-  type FolderOptions,
   until,
 } from './helpers.js';
 
@@ -43,26 +44,6 @@ interface PingServer {
   pings: Ping[];
 }
 
-/** The test's servers and their open connections (hung pings), all closed after each test. */
-const servers: { server: net.Server; sockets: Set<net.Socket> }[] = [];
-afterEach(async () => {
-  for (const { server, sockets } of servers.splice(0)) {
-    sockets.forEach((socket) => socket.destroy());
-    await new Promise((resolve) => server.close(resolve));
-  }
-});
-
-async function listen(server: net.Server): Promise<number> {
-  const sockets = new Set<net.Socket>();
-  server.on('connection', (socket: net.Socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  servers.push({ server, sockets });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return (server.address() as AddressInfo).port;
-}
-
 /** A ping service: records each ping once its body is in, and answers 200 "OK", a status, or never. */
 async function pingServer(answer: 'ok' | 'hang' | number = 'ok'): Promise<PingServer> {
   const pings: Ping[] = [];
@@ -76,7 +57,7 @@ async function pingServer(answer: 'ok' | 'hang' | number = 'ok'): Promise<PingSe
       res.writeHead(answer === 'ok' ? 200 : answer, { 'content-type': 'text/plain' }).end('OK');
     });
   });
-  const port = await listen(server);
+  const port = await listenUntilTestEnds(server);
   const secret = randomUUID();
   return { url: `http://127.0.0.1:${port}/${secret}`, secret, port, pings };
 }
@@ -307,7 +288,7 @@ describe('--ping-url: GET <url>/start, then POST <url> or <url>/<exit code>, the
       upstream.on('error', () => client.destroy());
       client.on('error', () => upstream.destroy());
     });
-    const proxyPort = await listen(proxy);
+    const proxyPort = await listenUntilTestEnds(proxy);
     const url = `http://ping.bds.test/${ping.secret}`;
     const res = await deliverTo(box, makeFolder(), {
       args: ['--ping-url', url],

@@ -7,12 +7,11 @@
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import tls from 'node:tls';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Sandbox } from '../src/sandbox/emulator.js';
-import { makeFolder, newSource, ROOT, run, sandbox, sandboxEnv, spawnCli } from './helpers.js';
+import { listenUntilTestEnds, makeFolder, newSource, ROOT, run, sandbox, sandboxEnv, spawnCli } from './helpers.js';
 
 const API_URL = 'https://api.bds.test';
 const STORAGE_URL = 'https://storage.bds.test';
@@ -31,28 +30,6 @@ interface TestProxy {
   forwarded: string[];
   /** Proxy-Authorization of every request or CONNECT, '' when absent. */
   authorizations: string[];
-}
-
-/** The test's servers and their open connections, all closed after each test. */
-const servers: { server: net.Server; sockets: Set<net.Socket> }[] = [];
-afterEach(async () => {
-  for (const { server, sockets } of servers.splice(0)) {
-    // close() waits for open connections (tunnels, hung TLS): end them first.
-    sockets.forEach((socket) => socket.destroy());
-    await new Promise((resolve) => server.close(resolve));
-  }
-});
-
-/** Listens on 127.0.0.1 until the test ends; returns the port. */
-async function listen(server: net.Server): Promise<number> {
-  const sockets = new Set<net.Socket>();
-  server.on('connection', (socket: net.Socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  servers.push({ server, sockets });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return (server.address() as AddressInfo).port;
 }
 
 /**
@@ -91,7 +68,7 @@ async function startProxy(mode: ProxyMode, routes: Record<string, number> = {}):
     upstream.on('error', () => client.destroy());
     client.on('close', () => upstream.destroy());
   });
-  seen.url = `http://127.0.0.1:${await listen(server)}`;
+  seen.url = `http://127.0.0.1:${await listenUntilTestEnds(server)}`;
   return seen;
 }
 
@@ -104,7 +81,7 @@ async function startTlsFront(target: string): Promise<number> {
     socket.on('error', () => upstream.destroy());
     upstream.on('error', () => socket.destroy());
   });
-  return listen(server);
+  return listenUntilTestEnds(server);
 }
 
 /** The sandbox as https://api.bds.test and https://storage.bds.test, reachable only through the proxy. */
@@ -296,7 +273,7 @@ describe('proxies', () => {
 
   it('a proxy that refuses connections is named with its address (not its password), not blamed on the API', async () => {
     const closed = net.createServer();
-    const port = await listen(closed);
+    const port = await listenUntilTestEnds(closed);
     await new Promise((resolve) => closed.close(resolve));
     const res = await run(['whoami'], {
       env: {
