@@ -302,7 +302,7 @@ describe('LinesChecker', () => {
 
   it('throws a UsageError naming the line, with a hint, and again on every later call', () => {
     const checker = new LinesChecker('data.jsonl');
-    checker.push(Buffer.from('{}\n"no"\n'));
+    checker.push(Buffer.from('{}\n"no"'));
     type Failure = Error & { hint?: string; exitCode?: number };
     let error: Failure | undefined;
     try {
@@ -317,6 +317,10 @@ describe('LinesChecker', () => {
       exitCode: 2,
     });
     expect(() => checker.push(Buffer.from('{}\n'))).toThrow(error);
+    // A whole bad line is refused by the push that brings it.
+    const early = new LinesChecker('data.jsonl');
+    expect(() => early.push(Buffer.from('{}\n"no"\n{}'))).toThrow('data.jsonl line 2 is not a JSON object');
+    expect(() => early.end()).toThrow('data.jsonl line 2 is not a JSON object');
   });
 
   it('accepts a line of exactly 64 MiB and refuses one byte more, with its line number', () => {

@@ -9,7 +9,7 @@ import { createReadStream, promises as fs, type Stats } from 'node:fs';
 import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { UsageError } from '../errors.js';
-import { GZIP_LEVEL, passOverFile, READ_CHUNK, type PassFindings } from './pipeline.js';
+import { GZIP_LEVEL, passOverFile, type PassFindings } from './pipeline.js';
 import { passOnThread } from './thread.js';
 import { GarbageMeter } from './garbage.js';
 import { createParallelGzip } from './gzip.js';
@@ -35,6 +35,12 @@ export interface DataPass extends PassFindings {
   /** Remembered from an earlier pass over the same unchanged file: not read this time. */
   fromCache: boolean;
 }
+
+/**
+ * Bytes per read of the upload: each is garbage once sent, so the upload keeps little in flight (the pass,
+ * which reuses its buffers, reads larger ones: pipeline.ts).
+ */
+const UPLOAD_READ_CHUNK = 256 << 10;
 
 /** A file this large or larger is passed over on a thread of its own (thread.ts); a smaller one on this thread. */
 const THREAD_FROM = 4 << 20;
@@ -151,7 +157,7 @@ export async function passOverDataFile(
  */
 export function openUpload(upload: UploadFile): Readable {
   const garbage = new GarbageMeter();
-  const file = createReadStream(upload.source.path, { highWaterMark: READ_CHUNK });
+  const file = createReadStream(upload.source.path, { highWaterMark: UPLOAD_READ_CHUNK });
   const counted = new Transform({
     transform(chunk: Buffer, _encoding, callback) {
       garbage.add(chunk.length);

@@ -1,18 +1,18 @@
 // The JSON Lines check of a pass, on the thread that runs the pass (for a large file, a thread of its own,
 // while zlib inflates or deflates on libuv's threads: thread.ts).
 //
-// The bytes are copied, in order, into one buffer that is cut after its last newline, so that the validator
-// always sees whole lines (the partial line at the end moves to the front of the buffer). So a buffer's first
-// line number is the count of lines checked before it, and the first bad line reported is the first in the file.
+// Each chunk is checked in windows of whole lines, straight from the chunk (the validator copies a window into
+// its own memory); only a line cut by the end of a chunk is copied, to a small buffer of its own, and checked
+// once the next chunk ends it. So a window's first line number is the count of lines checked before it, and
+// the first bad line reported is the first in the file.
 
 import { UsageError } from '../errors.js';
 import { checkWholeLines, MAX_LINE_BYTES } from './jsonl.js';
 
 /**
- * Bytes checked at a time. The validator copies them into its own memory, which keeps the size of the largest
- * buffer checked, twice over (jsonl.ts): 512 KiB at this size. Large enough that a call's fixed cost is nothing
- * next to the check (a quarter of a millisecond at 1 GB/s), small enough that the check never keeps zlib
- * waiting for long.
+ * Bytes checked at a time (a window, cut after its last newline). The validator copies them into its own
+ * memory, which keeps the size of the largest window checked, twice over (jsonl.ts): 512 KiB at this size.
+ * Large enough that a call's fixed cost is nothing next to the check (a quarter of a millisecond at 1 GB/s).
  */
 export const CHUNK_BYTES = 256 << 10;
 const NEWLINE = 0x0a;
@@ -24,13 +24,13 @@ export interface LinesCheckerOptions {
 
 export class LinesChecker {
   private readonly chunkBytes: number;
-  /** The buffer being filled: it starts at the start of a line. It grows only for a line longer than itself. */
-  private buffer: Buffer;
-  private filled = 0;
+  /** The line cut by the end of the last chunk: its first `cut` bytes, waiting for the newline that ends it. */
+  private carried: Buffer;
+  private cut = 0;
   /** Records and lines (empty ones included) checked so far. */
   private records = 0;
   private lines = 0;
-  /** The first failure: every later push() or end() throws it again. */
+  /** The first failure: every later call throws it again. */
   private failure: Error | undefined;
   private ended = false;
 
@@ -41,23 +41,42 @@ export class LinesChecker {
     this.chunkBytes = options.chunkBytes ?? CHUNK_BYTES;
     if (!Number.isInteger(this.chunkBytes) || this.chunkBytes < 1)
       throw new RangeError('chunkBytes must be a positive integer');
-    this.buffer = Buffer.alloc(this.chunkBytes);
+    this.carried = Buffer.alloc(this.chunkBytes);
   }
 
   /**
-   * The next bytes of the file, in order; copied, so the caller may reuse the chunk at once. Throws the
-   * UsageError of the first bad line.
+   * The next bytes of the file, in order: checked now, all but a line cut at the chunk's end, which is copied.
+   * The caller may reuse the chunk as soon as this returns. Throws the UsageError of the first bad line.
    */
   push(chunk: Uint8Array): void {
     this.guard(() => {
       let offset = 0;
-      while (offset < chunk.length) {
-        const n = Math.min(chunk.length - offset, this.buffer.length - this.filled);
-        this.buffer.set(chunk.subarray(offset, offset + n), this.filled);
-        this.filled += n;
-        offset += n;
-        if (this.filled === this.buffer.length) this.cut();
+      if (this.cut > 0) {
+        // First the line the last chunk cut, up to its newline in this chunk.
+        const newline = chunk.indexOf(NEWLINE);
+        if (newline === -1) {
+          this.carry(chunk);
+          return;
+        }
+        this.carry(chunk.subarray(0, newline + 1));
+        this.check(this.carried, 0, this.cut);
+        this.cut = 0;
+        offset = newline + 1;
       }
+      while (offset < chunk.length) {
+        const windowEnd = Math.min(offset + this.chunkBytes, chunk.length);
+        let end = chunk.lastIndexOf(NEWLINE, windowEnd - 1) + 1;
+        if (end <= offset) {
+          // A line longer than the window: up to its newline, if this chunk has it.
+          const newline = chunk.indexOf(NEWLINE, windowEnd);
+          if (newline === -1) break;
+          this.refuseLongerThanMax(newline - offset);
+          end = newline + 1;
+        }
+        this.check(chunk, offset, end);
+        offset = end;
+      }
+      this.carry(chunk.subarray(offset));
     });
   }
 
@@ -65,8 +84,8 @@ export class LinesChecker {
   end(): number {
     this.guard(() => {
       this.ended = true;
-      if (this.filled > 0) this.check(this.filled);
-      this.filled = 0;
+      if (this.cut > 0) this.check(this.carried, 0, this.cut);
+      this.cut = 0;
     });
     return this.records;
   }
@@ -82,34 +101,33 @@ export class LinesChecker {
     }
   }
 
-  /** The buffer is full: check its whole lines, and start it again with the partial line after them. */
-  private cut(): void {
-    const full = this.buffer;
-    const end = full.lastIndexOf(NEWLINE) + 1;
-    if (end === 0) {
-      // One line fills the whole buffer. Longer than the longest accepted (a buffer holds at most
-      // MAX_LINE_BYTES + 1 bytes, so that one line of exactly the limit fits with its newline)?
-      if (full.length > MAX_LINE_BYTES) throw this.bad(this.lines + 1, `is longer than ${MAX_LINE_BYTES >> 20} MiB`);
-      // Grow, doubling (each byte is copied a few times at most), up to that limit.
-      this.buffer = Buffer.alloc(full.length * 2 >= MAX_LINE_BYTES ? MAX_LINE_BYTES + 1 : full.length * 2);
-      full.copy(this.buffer);
-      return;
+  /**
+   * Appends to the cut line, refusing it once it is longer than the longest accepted. Its buffer grows for a
+   * long line (doubling), and is back to its usual size once a long line is checked.
+   */
+  private carry(bytes: Uint8Array): void {
+    const length = this.cut + bytes.length;
+    const newline = bytes.length > 0 && bytes[bytes.length - 1] === NEWLINE ? 1 : 0;
+    this.refuseLongerThanMax(length - newline);
+    if (this.cut === 0 && this.carried.length > this.chunkBytes && length <= this.chunkBytes) {
+      this.carried = Buffer.alloc(this.chunkBytes);
+    } else if (length > this.carried.length) {
+      const grown = Buffer.alloc(Math.min(Math.max(length, 2 * this.carried.length), MAX_LINE_BYTES + 1));
+      this.carried.copy(grown, 0, 0, this.cut);
+      this.carried = grown;
     }
-    this.check(end);
-    const rest = full.length - end;
-    // Back to the usual size once a long line is checked, unless the partial line after it is long too.
-    if (full.length > this.chunkBytes && rest < this.chunkBytes) {
-      this.buffer = Buffer.alloc(this.chunkBytes);
-      full.copy(this.buffer, 0, end);
-    } else {
-      full.copyWithin(0, end);
-    }
-    this.filled = rest;
+    this.carried.set(bytes, this.cut);
+    this.cut = length;
   }
 
-  /** Checks bytes [0, length) of the buffer: whole lines, but for the end of the file. */
-  private check(length: number): void {
-    const result = checkWholeLines(this.buffer.subarray(0, length));
+  /** The line about to be checked (or still cut) has this many bytes before its newline. */
+  private refuseLongerThanMax(length: number): void {
+    if (length > MAX_LINE_BYTES) throw this.bad(this.lines + 1, `is longer than ${MAX_LINE_BYTES >> 20} MiB`);
+  }
+
+  /** Checks bytes [start, end) of `bytes`: whole lines, but for the end of the file. */
+  private check(bytes: Uint8Array, start: number, end: number): void {
+    const result = checkWholeLines(bytes.subarray(start, end));
     if (result.bad) {
       throw this.bad(
         this.lines + result.bad.line,
