@@ -9,8 +9,8 @@
 // scavenge: it visits only what is alive in the young generation, well under a millisecond here) every
 // COLLECT_EVERY bytes of such garbage keeps the pile at COLLECT_EVERY. Whoever counts makes sure that a buffer
 // is seen alive by at most one collection (it is dropped, and counted, before COLLECT_EVERY more bytes are), so
-// that nothing is promoted to the old generation: a collection after each of the pass's 2 MiB chunks, which
-// are alive for two or three chunks' time, promoted them and took a check to 150 MB.
+// that nothing is promoted to the old generation: a collection after each of the pass's 2 MiB chunks, of
+// which up to four are alive at a time (pipeline.ts), promoted them and took a check to 150 MB.
 
 import v8 from 'node:v8';
 import vm from 'node:vm';
