@@ -169,6 +169,17 @@ describe('the JSON Lines validator', () => {
     expect(checkWholeLines(bytes.subarray(0, 10))).toEqual({ records: 1, lines: 2, bad: { line: 2, what: 'invalid' } });
   });
 
+  it('takes a UTF-8 byte order mark at the start of the first chunk, and nowhere else', () => {
+    const mark = Buffer.from([0xef, 0xbb, 0xbf]);
+    const first = new LinesChecker('f');
+    first.push(Buffer.concat([mark, Buffer.from('{"a":1}\n')]));
+    first.push(Buffer.from('{"a":2}\n'));
+    expect(first.end()).toBe(2);
+    const later = new LinesChecker('f');
+    later.push(Buffer.from('{"a":1}\n'));
+    expect(() => later.push(Buffer.concat([mark, Buffer.from('{"a":2}\n')]))).toThrow('f line 2 is not a JSON object');
+  });
+
   it('gives the same count or the same error line however the input is split into chunks', () => {
     const inputs = [
       '{"a":1}\n\n{"b":[1,2,{"c":"x\\"y"}]}\n   \n{"d":null}',

@@ -32,6 +32,8 @@ export class LinesChecker {
   private lines = 0;
   /** The first failure: every later call throws it again. */
   private failure: Error | undefined;
+  /** Whether a chunk came before: only the first may start with a byte order mark. */
+  private pushed = false;
   private ended = false;
 
   constructor(
@@ -51,6 +53,10 @@ export class LinesChecker {
   push(chunk: Uint8Array): void {
     this.guard(() => {
       let offset = 0;
+      if (!this.pushed) {
+        this.pushed = true;
+        offset = byteOrderMarkLength(chunk);
+      }
       if (this.cut > 0) {
         // First the line the last chunk cut, up to its newline in this chunk.
         const newline = chunk.indexOf(NEWLINE);
@@ -143,4 +149,12 @@ export class LinesChecker {
       hint: 'every non-empty line of the data file must be one JSON object',
     });
   }
+}
+
+/**
+ * A UTF-8 byte order mark at the start of the first chunk is allowed (RFC 8259 lets a parser ignore it): the
+ * lines are checked without it, and the file is sent as it is.
+ */
+function byteOrderMarkLength(chunk: Uint8Array): number {
+  return chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf ? 3 : 0;
 }

@@ -84,25 +84,21 @@ function passThrough(see: (chunk: Buffer) => void): Transform {
 }
 
 /**
- * The end of the pipeline for inflated bytes: each chunk to the line check (the first without a byte order
- * mark: withoutMark). Called from zlib's callback, which gives zlib its next piece of work only once this
- * returns: the lines are checked just after (setImmediate), while zlib inflates. A chunk is garbage once
- * checked, and counted as such just before the next is checked: a collection then finds it dead, where one
- * made while it is checked would see it alive (garbage.ts: a buffer seen alive by two collections is kept
- * until a full one).
+ * The end of the pipeline for inflated bytes: each chunk to the line check. Called from zlib's callback, which
+ * gives zlib its next piece of work only once this returns: the lines are checked just after (setImmediate),
+ * while zlib inflates. A chunk is garbage once checked, and counted as such just before the next is checked:
+ * a collection then finds it dead, where one made while it is checked would see it alive (garbage.ts: a buffer
+ * seen alive by two collections is kept until a full one).
  */
 function checkedSink(lines: LinesChecker, garbage: GarbageMeter | undefined): Writable {
-  let first = true;
   let checkedBefore = 0;
   return new Writable({
     highWaterMark: INFLATE_CHUNK,
     write(chunk: Buffer, _encoding, callback) {
-      const checked = first ? withoutMark(chunk) : chunk;
-      first = false;
       setImmediate(() => {
         try {
           garbage?.add(checkedBefore);
-          lines.push(checked);
+          lines.push(chunk);
           checkedBefore = chunk.length;
           callback();
         } catch (error) {
@@ -164,12 +160,9 @@ export async function passOverFile(file: string, before: FileStamp, options: Pas
         copy ? createWriteStream(copy, { mode: 0o600 }) : discard(),
         pipelineOptions,
       );
-      let first = true;
       await feed(gzip, flowing, file, (chunk) => {
         counted(chunk);
-        // The lines are checked without a byte order mark; the gzip gets the file as it is.
-        lines.push(first ? withoutMark(chunk) : chunk);
-        first = false;
+        lines.push(chunk);
         return written(gzip, chunk);
       });
     }
@@ -255,14 +248,6 @@ async function assertUnchangedSince(before: FileStamp, file: string, name: strin
   throw new UsageError(`${name} changed while it was being checked; nothing was sent`, {
     hint: 'run bds again once the scrubber has finished writing it',
   });
-}
-
-/**
- * A UTF-8 byte order mark before the first line is allowed (RFC 8259 lets a parser ignore it): the lines are
- * checked without it, and the file is sent as it is.
- */
-function withoutMark(chunk: Buffer): Buffer {
-  return chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf ? chunk.subarray(3) : chunk;
 }
 
 /** Whether a failed system call was about the temp copy: its own path, or a folder on the way to it. */
