@@ -91,6 +91,51 @@ describe('the data pass over a large file (a thread of its own)', () => {
     );
   });
 
+  it('checks the CRC-32 and length in the trailer of a large .gz itself: a damaged one is refused as zlib gunzip would, nothing created', async () => {
+    const gz = gzipSync(`${hexLines(90_000).join('\n')}\n`);
+    expect(gz.length).toBeGreaterThan(4 << 20);
+    const box = await sandbox();
+    for (const [at, check] of [
+      [gz.length - 8, 'data'],
+      [gz.length - 3, 'length'],
+    ] as const) {
+      const damaged = Buffer.from(gz);
+      damaged[at] = damaged[at]! ^ 0x01;
+      const folder = makeFolder({ dataBytes: damaged });
+      const res = await deliverTo(box, folder);
+      expect(res.code).toBe(2);
+      expect(res.stderr).toContain(`bds: ${folder.dataFile}: corrupt gzip data (incorrect ${check} check)`);
+    }
+    const cut = makeFolder({ dataBytes: gz.subarray(0, gz.length - 5) });
+    const truncated = await deliverTo(box, cut);
+    expect(truncated.code).toBe(2);
+    expect(truncated.stderr).toContain(`bds: ${cut.dataFile}: the gzip data ends early (the file is truncated)`);
+    expect(count(box, 'create')).toBe(0);
+  });
+
+  it('takes a large .gz as gzip writes it (its file name in the header) and one of several members', async () => {
+    const lines = hexLines(90_000);
+    const half = 45_000;
+    // gzip's header with FNAME: flags 0x08, then the name and a zero.
+    const named = (text: string): Buffer => {
+      const gz = gzipSync(text);
+      const header = Buffer.from(gz.subarray(0, 10));
+      header[3] = 0x08;
+      return Buffer.concat([header, Buffer.from('records.jsonl\0'), gz.subarray(10)]);
+    };
+    const members = Buffer.concat([
+      named(`${lines.slice(0, half).join('\n')}\n`),
+      gzipSync(`${lines.slice(half).join('\n')}\n`),
+    ]);
+    const box = await sandbox();
+    const folder = makeFolder({ dataBytes: members });
+    expect(statSync(folder.dataFile).size).toBeGreaterThan(4 << 20);
+    const res = await deliverTo(box, folder, { args: ['--json'] });
+    expect(res.stderr).not.toContain('bds:');
+    expect(res.json()).toMatchObject({ record_count: 90_000, sha256: folder.sha256 });
+    expectOneReceived(box, folder);
+  });
+
   it('gzips a plain .jsonl of more than 4 MiB on every core into one valid gzip member; deliver after check makes the same bytes', async () => {
     const box = await sandbox();
     const lines = hexLines(50_000);

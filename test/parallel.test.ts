@@ -1,10 +1,12 @@
 // The building blocks of the data pass: in-order results, the parallel gzip (the same bytes whatever the number
 // of blocks in flight and however the input arrives, a valid gzip for every tool at hand, gzipSync's bytes for
 // one block), the JSON Lines check (JSON.parse's verdicts line by line, the first bad line in file order), the
-// young-generation collections that keep a pass's memory constant, and where the pass thread's script is.
+// young-generation collections and the buffers freed at once that keep a pass's memory constant, and where the
+// pass thread's script is.
 // No assertion depends on timing.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -13,7 +15,9 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../src/core/errors.js';
 import { MAX_LINE_BYTES } from '../src/core/datapass/jsonl.js';
-import { collectYoungGeneration, GarbageMeter } from '../src/core/datapass/garbage.js';
+import { collectYoungGeneration, freeNow, GarbageMeter } from '../src/core/datapass/garbage.js';
+import { stampOf } from '../src/core/datapass/file-stamp.js';
+import { passOverFile } from '../src/core/datapass/pipeline.js';
 import {
   BLOCK_BYTES,
   blocksInFlight,
@@ -97,6 +101,40 @@ describe('GarbageMeter', () => {
       }, 'a minor collection');
     } finally {
       observer.disconnect();
+    }
+  });
+});
+
+describe('freeNow', () => {
+  it('frees a buffer at once, without a collection: it is detached, and its views are empty', () => {
+    const before = process.memoryUsage().arrayBuffers;
+    const chunks = Array.from({ length: 8 }, () => Buffer.alloc(2 << 20, 1).subarray(0, 1 << 20));
+    expect(process.memoryUsage().arrayBuffers - before).toBeGreaterThanOrEqual(16 << 20);
+    for (const chunk of chunks) expect(freeNow(chunk.buffer as ArrayBuffer)).toBe(true);
+    expect(chunks.every((chunk) => chunk.length === 0 && chunk.buffer.byteLength === 0)).toBe(true);
+    expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(1 << 20);
+  });
+
+  it("frees zlib's output buffers in the pass as their lines are checked: none is left for a collection", async () => {
+    const folder = mkdtempSync(path.join(os.tmpdir(), 'bds-free-'));
+    try {
+      const file = path.join(folder, 'records.jsonl.gz');
+      const line = `{"id":"${'7'.repeat(100)}"}\n`;
+      const text = line.repeat(Math.ceil((24 << 20) / line.length));
+      writeFileSync(file, gzipSync(text));
+      let collected = 0;
+      const garbage = new GarbageMeter(1 << 20, () => collected++);
+      const found = await passOverFile(file, stampOf(file, statSync(file)), {
+        name: 'records.jsonl.gz',
+        copy: undefined,
+        tmpDir: folder,
+        garbage,
+      });
+      expect(found.recordCount).toBe(text.length / line.length);
+      // 12 buffers of 2 MiB were inflated and freed; only the last, partly filled, is left to a collection.
+      expect(collected).toBeLessThanOrEqual(2);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
     }
   });
 });

@@ -11,6 +11,11 @@
 // is seen alive by at most one collection (it is dropped, and counted, before COLLECT_EVERY more bytes are), so
 // that nothing is promoted to the old generation: a collection after each of the pass's 2 MiB chunks, of
 // which up to four are alive at a time (pipeline.ts), promoted them and took a check to 150 MB.
+//
+// A buffer whose owner knows that nothing will read or write it again needs no collection: freeNow detaches it,
+// which frees its memory at once. The pass frees zlib's output buffers so, once checked (pipeline.ts), which
+// also spares the pass thread its collections. Measured (bds check of 1 GiB, 2 cores): peak RSS 90 to 93 MB →
+// 86 to 88 MB; 9.5 → 8.7 s on a quiet machine, 17.4 → 16.1 s with a gzip -9 on each core (with gunzip.ts).
 
 import v8 from 'node:v8';
 import vm from 'node:vm';
@@ -33,6 +38,35 @@ export function collectYoungGeneration(): void {
     }
   }
   collect?.({ type: 'minor' });
+}
+
+type Transfer = (this: ArrayBuffer, newLength: number) => ArrayBuffer;
+/** ArrayBuffer.prototype.transfer (behind a V8 flag on Node 20, set at first use); null where it cannot be had. */
+let transfer: Transfer | null | undefined;
+
+/**
+ * Frees the memory of `buffer` now, without a collection: the buffer is detached (transferred to an empty one),
+ * and every view of it is empty from then on. Only for a buffer that nothing reads or writes again. Returns
+ * false where that cannot be done; a collection then frees it, as any other.
+ */
+export function freeNow(buffer: ArrayBuffer): boolean {
+  transfer ??= findTransfer();
+  if (!transfer) return false;
+  transfer.call(buffer, 0);
+  return true;
+}
+
+function findTransfer(): Transfer | null {
+  const own = (ArrayBuffer.prototype as { transfer?: Transfer }).transfer;
+  if (own) return own;
+  try {
+    // Node 20's V8 has it behind a flag: a context made once the flag is set has it, and it detaches a buffer
+    // of any context.
+    v8.setFlagsFromString('--harmony-rab-gsab-transfer');
+    return (vm.runInNewContext('ArrayBuffer.prototype.transfer') as Transfer | undefined) ?? null;
+  } catch {
+    return null;
+  }
 }
 
 /** Counts the bytes of buffers a thread dropped; collects the young generation every `every` bytes. */

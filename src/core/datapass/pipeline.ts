@@ -1,15 +1,16 @@
 // The one pass over the data file itself: read it, hash the exact bytes that will be uploaded, inflate, count
 // the records and check that each is a JSON object. The thread that runs it reads, hashes, checks the lines
 // (lines.ts) and feeds zlib, which inflates on libuv's threads, so that inflating and checking run on different
-// cores. A plain .jsonl is gzipped in the same pass, its blocks deflated on libuv's threads too (gzip.ts, the
-// same bytes on any number of cores): into a temp copy when a delivery will upload it, or only hashed (check).
+// cores; the gzip container around the deflate data is read by gunzip.ts, which leaves zlib only the inflate.
+// A plain .jsonl is gzipped in the same pass, its blocks deflated on libuv's threads too (gzip.ts, the same
+// bytes on any number of cores): into a temp copy when a delivery will upload it, or only hashed (check).
 //
 // data-pass.ts decides where it runs: on a thread of its own for a large file (thread.ts), so that zlib's
 // garbage is collected in a small heap and nothing else on the caller's thread can hold zlib up.
 //
 // Memory, whatever the file's size: the file is read into READ_BUFFERS buffers of READ_CHUNK, reused; zlib's
-// output comes in fresh chunks of INFLATE_CHUNK, at most four alive (zlib's, one queued at each end of the
-// pipe, the one being checked), collected every COLLECT_EVERY bytes on the pass thread (garbage.ts); the line
+// output comes in fresh buffers of INFLATE_CHUNK, at most four alive (the one zlib fills, one queued at each
+// end of the pipe, the one being checked), each freed as soon as its lines are checked (checkedSink); the line
 // check keeps the line cut between two chunks (lines.ts) and the gzip its blocks in flight.
 
 import { createHash } from 'node:crypto';
@@ -17,11 +18,11 @@ import { createWriteStream, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { createGunzip } from 'node:zlib';
 import { errnoCode } from '../checks.js';
 import { UsageError } from '../errors.js';
 import { changeSince, type FileStamp } from './file-stamp.js';
-import type { GarbageMeter } from './garbage.js';
+import { freeNow, type GarbageMeter } from './garbage.js';
+import { GzipInflater } from './gunzip.js';
 import { createParallelGzip } from './gzip.js';
 import { LinesChecker } from './lines.js';
 
@@ -84,22 +85,25 @@ function passThrough(see: (chunk: Buffer) => void): Transform {
 }
 
 /**
- * The end of the pipeline for inflated bytes: each chunk to the line check. Called from zlib's callback, which
- * gives zlib its next piece of work only once this returns: the lines are checked just after (setImmediate),
- * while zlib inflates. A chunk is garbage once checked, and counted as such just before the next is checked:
- * a collection then finds it dead, where one made while it is checked would see it alive (garbage.ts: a buffer
- * seen alive by two collections is kept until a full one).
+ * The end of the pipeline for inflated bytes: each chunk shown to `see` (the inflater's CRC-32), then to the
+ * line check. Called from zlib's callback, which gives zlib its next piece of work only once this returns: the
+ * chunk is taken just after (setImmediate), while zlib inflates. Once checked, a chunk that ends zlib's output
+ * buffer is its last piece: the buffer is freed then and there (freeNow). Any other is garbage, counted as such
+ * just before the next is checked: a collection then finds it dead, where one made while it is checked would
+ * see it alive (garbage.ts: a buffer seen alive by two collections is kept until a full one).
  */
-function checkedSink(lines: LinesChecker, garbage: GarbageMeter | undefined): Writable {
-  let checkedBefore = 0;
+function checkedSink(lines: LinesChecker, see: (chunk: Buffer) => void, garbage: GarbageMeter | undefined): Writable {
+  let droppedBefore = 0;
   return new Writable({
     highWaterMark: INFLATE_CHUNK,
     write(chunk: Buffer, _encoding, callback) {
       setImmediate(() => {
         try {
-          garbage?.add(checkedBefore);
+          garbage?.add(droppedBefore);
+          see(chunk);
           lines.push(chunk);
-          checkedBefore = chunk.length;
+          const ended = endedOutputBuffer(chunk);
+          droppedBefore = ended && freeNow(ended) ? 0 : chunk.length;
           callback();
         } catch (error) {
           callback(error as Error);
@@ -107,6 +111,18 @@ function checkedSink(lines: LinesChecker, garbage: GarbageMeter | undefined): Wr
       });
     },
   });
+}
+
+/**
+ * The buffer zlib wrote a chunk of its output in, when the chunk ends it. zlib writes into a buffer of its own,
+ * of INFLATE_CHUNK bytes, and hands out each piece it fills (the output of one write), in order; once the
+ * buffer is full, it takes a new one and never touches the old again. So a chunk that ends the buffer is the
+ * last of it, and once checked, nothing reads the buffer again.
+ */
+function endedOutputBuffer(chunk: Buffer): ArrayBuffer | undefined {
+  const { buffer } = chunk;
+  const ends = buffer.byteLength === INFLATE_CHUNK && chunk.byteOffset + chunk.length === INFLATE_CHUNK;
+  return ends && buffer instanceof ArrayBuffer ? buffer : undefined;
 }
 
 /**
@@ -127,24 +143,16 @@ export async function passOverFile(file: string, before: FileStamp, options: Pas
   let size = 0;
   try {
     if (file.endsWith('.gz')) {
-      const gunzip = createGunzip({ chunkSize: INFLATE_CHUNK });
-      const flowing = pipeline(gunzip, checkedSink(lines, garbage), pipelineOptions);
-      // zlib stops at zeros after the last member: it drops what follows them, or (some Node versions) ends its
-      // output and takes nothing more, and the rest of the file is then only hashed, as it is uploaded all the
-      // same. bytesWritten is where the gzip data ended. Zeros alone are padding, as gzip -t accepts it;
-      // anything else is not.
-      let inflated = false;
-      void flowing.then(
-        () => (inflated = true),
-        () => undefined,
-      );
-      await feed(gunzip, flowing, file, (chunk) => {
+      const sink = checkedSink(lines, (chunk) => inflater.inflated(chunk), garbage);
+      const inflater = new GzipInflater(sink, { chunkSize: INFLATE_CHUNK, signal });
+      // The gzip data stops at zeros after the last member: what follows them is only hashed, as it is uploaded
+      // all the same. Zeros alone are padding, as gzip -t accepts it; anything else is not.
+      await feed(inflater, inflater.done, file, (chunk) => {
         counted(chunk);
         hash.update(chunk);
-        return inflated ? Promise.resolve() : written(gunzip, chunk);
+        return inflater.write(chunk);
       });
-      if (gunzip.bytesWritten < before.size && !(await onlyZerosFrom(file, gunzip.bytesWritten)))
-        throw trailingGarbage(name);
+      if (inflater.dataEnd < before.size && !(await onlyZerosFrom(file, inflater.dataEnd))) throw trailingGarbage(name);
       size = before.size;
     } else {
       if (copy) await fs.mkdir(path.dirname(copy), { recursive: true });
@@ -182,7 +190,7 @@ export async function passOverFile(file: string, before: FileStamp, options: Pas
  * it is the cause.
  */
 async function feed(
-  first: Writable,
+  first: { end(): unknown; destroy(error: Error): unknown },
   flowing: Promise<void>,
   file: string,
   take: (chunk: Buffer) => Promise<void>,

@@ -5,7 +5,8 @@
 // each collection of it walks the caller's whole heap, and while that thread is busy (collecting, or drawing
 // progress) zlib waits for it before inflating the next chunk. Measured with the CLI's modules loaded (undici
 // among them), V8 ran a full collection every 16 MB of inflated data, 1 s of a 4.5 s pass; in a thread of its
-// own, with a heap of a few MB, young-generation collections free it as it goes (garbage.ts).
+// own, with a heap of a few MB, each chunk's buffer is freed once checked, and young-generation collections
+// free the rest as it goes (garbage.ts).
 //
 // Progress comes back as messages. Abort terminates the thread; once it is gone, the caller removes what it
 // left. A 'done' that crosses an abort loses to it: the caller asked to stop. Errors come back as data: a
