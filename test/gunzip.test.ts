@@ -199,4 +199,34 @@ describe('the inflate of a .jsonl.gz', () => {
       ]),
     );
   }, 120_000);
+
+  it('fails with a read error that comes while the first member is still being checked and the next has started', async () => {
+    // The sink holds the first member's output until the read has failed: flow is then waiting for it to be
+    // seen, and a gunzip has already taken the start of the second member. It must not wait for that gunzip,
+    // which will never get the rest.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, callback) {
+        void held.then(() => {
+          inflater.inflated(chunk);
+          callback();
+        });
+      },
+    });
+    const inflater = new GzipInflater(sink, { chunkSize: 65_536 });
+    const outcome = inflater.done.then(
+      () => 'inflated',
+      (error: Error) => error.message,
+    );
+    const second = gzipSync('{"b":2}\n'.repeat(1000));
+    await inflater.write(Buffer.concat([gzipSync('{"a":1}\n'.repeat(1000)), second.subarray(0, 20)]));
+    // Private state, read only to know when flow waits for the sink (no timer: the suite runs on busy machines).
+    const waitsForSink = (): boolean => (inflater as unknown as { rawSeen?: unknown }).rawSeen !== undefined;
+    while (!waitsForSink()) await new Promise((resolve) => setImmediate(resolve));
+    inflater.destroy(new Error('EIO: i/o error, read'));
+    release();
+    const stalled = new Promise((resolve) => setTimeout(() => resolve('still waiting after 10 s'), 10_000).unref());
+    expect(await Promise.race([outcome, stalled])).toBe('EIO: i/o error, read');
+  });
 });

@@ -89,8 +89,8 @@ export class GzipInflater {
   private raw: InflateRaw | undefined;
   private gunzip: Gunzip | undefined;
   private gunzipFrom = 0;
-  /** The stream the sink takes its chunks from now. */
-  private current: Duplex | undefined;
+  /** Why the file's bytes stopped coming (destroy), if they did. */
+  private failure: Error | undefined;
   private taken = 0;
   private endOfData: number | undefined;
   private readonly trailer = Buffer.alloc(TRAILER_BYTES);
@@ -116,6 +116,9 @@ export class GzipInflater {
       (error: unknown) => {
         this.settled = true;
         this.abandonWrite?.(error as Error);
+        // Including a gunzip started for what follows the first member, which flow never reached.
+        this.raw?.destroy();
+        this.gunzip?.destroy();
         throw error;
       },
     );
@@ -159,6 +162,8 @@ export class GzipInflater {
         this.startGunzip(this.first);
       } else {
         this.raw = createInflateRaw({ chunkSize: this.options.chunkSize });
+        // Its errors reach flow through the pipe; one after that (destroy, once it has ended) goes nowhere.
+        this.raw.on('error', () => undefined);
         this.first.resolve(this.raw);
         this.stage = 'deflate';
         rest = chunk.subarray(headerLength);
@@ -222,11 +227,16 @@ export class GzipInflater {
     }
   }
 
-  /** Stops with `error` (the file could not be read). */
+  /**
+   * Stops with `error` (the file could not be read): whatever stage flow is at, it fails with it, including
+   * when it is still checking the first member's last chunks and a gunzip has already taken what follows.
+   */
   destroy(error: Error): void {
+    this.failure ??= error;
     this.first.reject(error);
     this.next.reject(error);
-    this.current?.destroy(error);
+    this.raw?.destroy(error);
+    this.gunzip?.destroy(error);
   }
 
   /**
@@ -252,7 +262,6 @@ export class GzipInflater {
     const { signal } = this.options;
     const ends = signal ? { signal } : {};
     const first = await this.first.promise;
-    this.current = first;
     if (first === this.gunzip) {
       await pipeline(first, this.sink, ends);
       return;
@@ -263,8 +272,8 @@ export class GzipInflater {
     const next = await this.next.promise;
     // The first member's trailer is checked before anything after it is inflated, as zlib's gunzip does.
     await this.allRawSeen();
+    if (this.failure) throw this.failure;
     this.checkTrailer();
-    this.current = next;
     if (next) {
       await pipeline(next, this.sink, ends);
     } else {

@@ -10,8 +10,10 @@
 //
 // Memory, whatever the file's size: the file is read into READ_BUFFERS buffers of READ_CHUNK, reused; zlib's
 // output comes in fresh buffers of INFLATE_CHUNK, at most four alive (the one zlib fills, one queued at each
-// end of the pipe, the one being checked), each freed as soon as its lines are checked (checkedSink); the line
-// check keeps the line cut between two chunks (lines.ts) and the gzip its blocks in flight.
+// end of the pipe, the one being checked; and where a member follows, the one its gunzip fills meanwhile),
+// each freed as soon as its lines are checked (checkedSink), but for the last, partly filled, of each zlib
+// stream, which a collection frees; the line check keeps the line cut between two chunks (lines.ts) and the
+// gzip its blocks in flight.
 
 import { createHash } from 'node:crypto';
 import { createWriteStream, promises as fs } from 'node:fs';
