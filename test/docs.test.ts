@@ -44,6 +44,8 @@ const OTHER_TOOLS = new Set([
 /** Flags named on their own (not on a command line) that belong to another program. */
 const OTHER_FLAGS = new Set([
   '--wasm-tiering-budget', // a V8 flag that bin/bds.js sets (docs/design.md)
+  '--expose-gc', // V8 flags that the data pass sets (docs/library.md)
+  '--harmony-rab-gsab-transfer',
 ]);
 
 interface Doc {
