@@ -29,14 +29,7 @@ let collect: Collect | null | undefined;
 
 /** A young-generation collection, now; nothing where V8's gc hook cannot be had. */
 export function collectYoungGeneration(): void {
-  if (collect === undefined) {
-    try {
-      v8.setFlagsFromString('--expose-gc');
-      collect = vm.runInNewContext('gc') as Collect;
-    } catch {
-      collect = null;
-    }
-  }
+  if (collect === undefined) collect = behindFlag<Collect>('--expose-gc', 'gc');
   collect?.({ type: 'minor' });
 }
 
@@ -50,20 +43,23 @@ let transfer: Transfer | null | undefined;
  * false where that cannot be done; a collection then frees it, as any other.
  */
 export function freeNow(buffer: ArrayBuffer): boolean {
-  transfer ??= findTransfer();
+  // Node 20's V8 has it behind a flag; the one of another context detaches a buffer of any context.
+  transfer ??=
+    (ArrayBuffer.prototype as { transfer?: Transfer }).transfer ??
+    behindFlag<Transfer>('--harmony-rab-gsab-transfer', 'ArrayBuffer.prototype.transfer');
   if (!transfer) return false;
   transfer.call(buffer, 0);
   return true;
 }
 
-function findTransfer(): Transfer | null {
-  const own = (ArrayBuffer.prototype as { transfer?: Transfer }).transfer;
-  if (own) return own;
+/**
+ * What `expression` gives in a new context once V8's `flag` is set (a context made after the flag has what it
+ * enables); null where that cannot be had.
+ */
+function behindFlag<T>(flag: string, expression: string): T | null {
   try {
-    // Node 20's V8 has it behind a flag: a context made once the flag is set has it, and it detaches a buffer
-    // of any context.
-    v8.setFlagsFromString('--harmony-rab-gsab-transfer');
-    return (vm.runInNewContext('ArrayBuffer.prototype.transfer') as Transfer | undefined) ?? null;
+    v8.setFlagsFromString(flag);
+    return (vm.runInNewContext(expression) as T | undefined) ?? null;
   } catch {
     return null;
   }
