@@ -12,7 +12,11 @@ import {
   type CheckOptions,
   type CheckResult,
 } from './core/delivery/check.js';
-import { deliverFolders, type DeliverManyOptions, type DeliverManyResult } from './core/delivery/deliver-many.js';
+import {
+  deliverMany as deliverManyUseCase,
+  type DeliverManyOptions,
+  type DeliverManyResult,
+} from './core/delivery/deliver-many.js';
 import { deliverFolder, type DeliverOptions, type DeliverResult, type DryRunResult } from './core/delivery/deliver.js';
 import type { EventListener } from './core/delivery/events.js';
 import { abortError } from './core/errors.js';
@@ -164,7 +168,7 @@ export async function deliverMany(options: DeliverManyOptions & LibraryOptions):
     options,
     kinds,
     async (op) => {
-      const result = await deliverFolders(options, op);
+      const result = await deliverManyUseCase(options, op);
       if (op.signal.aborted) throw abortError(op.signal);
       return result;
     },

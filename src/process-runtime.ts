@@ -3,7 +3,7 @@
 
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
-import { errnoCode } from './core/checks.js';
+import { errnoCode } from './core/guards.js';
 import { UsageError } from './core/errors.js';
 import { sleep, type Env, type Runtime } from './core/runtime.js';
 

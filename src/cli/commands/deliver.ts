@@ -1,5 +1,5 @@
 // bds deliver: the folder's delivery (core/delivery/deliver.ts) shown as it happens, the result out as a
-// summary or JSON, and a GitHub Actions step summary. Several folders (core/delivery/backfill.ts): a live
+// summary or JSON, and a GitHub Actions step summary. Several folders (core/delivery/deliver-many.ts): a live
 // view of the months running, then a table with one row per month.
 
 import { Option } from 'commander';
@@ -31,7 +31,7 @@ interface DeliverFlags extends FolderFlags, ReviewFlags {
 
 type Outcome =
   | { folders: 'one'; result: DeliverResult | DryRunResult; elapsedMs: number }
-  | { folders: 'several'; result: DeliverManyResult; elapsedMs: number };
+  | { folders: 'many'; result: DeliverManyResult; elapsedMs: number };
 
 export default defineCommand<DeliverFlags, Outcome>({
   name: 'deliver',
@@ -66,7 +66,7 @@ export default defineCommand<DeliverFlags, Outcome>({
   async run(op, io, flags, [dirs]) {
     const folders = Array.isArray(dirs) ? dirs : [String(dirs)];
     const jobs = parseJobs(flags.jobs);
-    if (folders.length > 1) return deliverSeveral(op, io, flags, folders, jobs);
+    if (folders.length > 1) return runMany(op, io, flags, folders, jobs);
     const dir = folders[0]!;
     const started = op.runtime.now().getTime();
     const [{ deliverFolder }, { DeliveryView }] = await Promise.all([
@@ -98,7 +98,7 @@ export default defineCommand<DeliverFlags, Outcome>({
 });
 
 function printOutcome(io: IO, outcome: Outcome, op: Operation): number | void {
-  if (outcome.folders === 'several') return printSeveral(io, op, outcome.result, outcome.elapsedMs);
+  if (outcome.folders === 'many') return printMany(io, op, outcome.result, outcome.elapsedMs);
   const { result, elapsedMs } = outcome;
   if ('dry_run' in result) printDryRun(io, result);
   else printDelivery(io, op, result, elapsedMs);
@@ -109,7 +109,7 @@ function parseJobs(jobs: string | undefined): number | undefined {
   return jobs === undefined ? undefined : checkJobs(/^\d+$/.test(jobs) ? Number(jobs) : Number.NaN, jobs);
 }
 
-async function deliverSeveral(
+async function runMany(
   op: Operation,
   io: IO,
   flags: DeliverFlags,
@@ -118,13 +118,13 @@ async function deliverSeveral(
 ): Promise<Outcome> {
   refuseOneFolderFlags(dirs, flags, 'deliver');
   const started = op.runtime.now().getTime();
-  const [{ deliverFolders }, { BackfillView }] = await Promise.all([
+  const [{ deliverMany }, { ManyView }] = await Promise.all([
     import('../../core/delivery/deliver-many.js'),
-    import('../output/backfill-view.js'),
+    import('../output/many-view.js'),
   ]);
-  const view = new BackfillView(io, op.runtime.now, op.runtime.cwd);
+  const view = new ManyView(io, op.runtime.now, op.runtime.cwd);
   try {
-    const result = await deliverFolders(
+    const result = await deliverMany(
       {
         dirs,
         product: flags.product,
@@ -136,14 +136,14 @@ async function deliverSeveral(
       },
       op.with({ onEvent: routeReview(io, view.onEvent, () => view.close()) }),
     );
-    return { folders: 'several', result, elapsedMs: op.runtime.now().getTime() - started };
+    return { folders: 'many', result, elapsedMs: op.runtime.now().getTime() - started };
   } finally {
     view.close();
   }
 }
 
 /** One row per month, oldest first; the exit code is the first failed month's (an interruption's if stopped). */
-function printSeveral(io: IO, op: Operation, result: DeliverManyResult, elapsedMs: number): number {
+function printMany(io: IO, op: Operation, result: DeliverManyResult, elapsedMs: number): number {
   const { signal, runtime } = op;
   const { deliveries, exit_code } = result;
   const interrupted = signal.aborted && signal.reason instanceof InterruptedError ? signal.reason : undefined;
@@ -152,7 +152,7 @@ function printSeveral(io: IO, op: Operation, result: DeliverManyResult, elapsedM
       io,
       io.flags.quiet
         ? deliveries.map(quietMonthLine).join('\n')
-        : severalSummary(io, deliveries, elapsedMs, interrupted !== undefined),
+        : manySummary(io, deliveries, elapsedMs, interrupted !== undefined),
       result.review,
     ),
   );
@@ -221,7 +221,7 @@ function quietMonthLine(month: MonthResult): string {
   return `${outcomeText(month)}: ${month.period} ${month.product}`;
 }
 
-function severalVerdict(deliveries: MonthResult[], failed: number, interrupted: boolean): string {
+function manyVerdict(deliveries: MonthResult[], failed: number, interrupted: boolean): string {
   const total = deliveries.length;
   if (interrupted) {
     return `Interrupted: ${total - failed} of ${folders(total)} delivered. Run the same command again to finish the others.`;
@@ -240,7 +240,7 @@ function folders(count: number): string {
   return counted(count, 'folder');
 }
 
-function severalSummary(io: IO, deliveries: MonthResult[], elapsedMs: number, interrupted: boolean): string {
+function manySummary(io: IO, deliveries: MonthResult[], elapsedMs: number, interrupted: boolean): string {
   const failed = deliveries.filter((month) => month.error).length;
   const rows = deliveries.map((month) => [
     month.period,
@@ -254,7 +254,7 @@ function severalSummary(io: IO, deliveries: MonthResult[], elapsedMs: number, in
   return [
     renderTable(['PERIOD', 'PRODUCT', 'OUTCOME', 'BATCH', 'RECORDS', 'BYTES', 'ERROR'], rows, true),
     '',
-    severalVerdict(deliveries, failed, interrupted),
+    manyVerdict(deliveries, failed, interrupted),
     `Took:      ${formatDuration(elapsedMs)}`,
   ].join('\n');
 }

@@ -32,7 +32,7 @@ export class DeliveryView {
         if (event.error) io.error(event.error.message, event.error.hint, event.error.stack);
         return;
       case 'queued':
-        return; // several deliveries only (backfill-view.ts)
+        return; // several deliveries only (many-view.ts)
       case 'review_waiting':
       case 'review_polled':
         return; // --wait: the review's own view (status-view.ts)

@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { versions } from 'node:process';
-import { isObject } from '../checks.js';
+import { isObject } from '../guards.js';
 import { writeFileAtomic, type WriteStep } from '../files.js';
 import { changeSince, type FileStamp } from './file-stamp.js';
 import type { PassFindings } from './pipeline.js';

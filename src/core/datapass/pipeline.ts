@@ -20,7 +20,7 @@ import { createWriteStream, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { errnoCode } from '../checks.js';
+import { errnoCode } from '../guards.js';
 import { UsageError } from '../errors.js';
 import { changeSince, type FileStamp } from './file-stamp.js';
 import { freeNow, type GarbageMeter } from './garbage.js';

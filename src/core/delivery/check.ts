@@ -3,12 +3,12 @@
 // from the newest earlier delivery of the same product recorded on this machine.
 
 import type { Product } from '../api/types.js';
-import { isObject } from '../checks.js';
+import { isObject } from '../guards.js';
 import path from 'node:path';
 import { EXIT_CODES, toBdsError, UsageError } from '../errors.js';
 import type { Operation } from '../operation.js';
 import { failureData, type FailureData } from './failure.js';
-import { duplicateError } from './several.js';
+import { duplicateError } from './many-folders.js';
 import { stateDir } from '../settings/dirs.js';
 import { countRoles, type ColumnEntry } from '../preflight/columns.js';
 import { checkFolder, type FolderCheck, type FolderOptions } from '../preflight/folder.js';
@@ -40,7 +40,7 @@ export interface CheckResult {
 
 export async function check(options: CheckOptions, op: Operation): Promise<CheckResult> {
   await op.announceSettings();
-  return checkChecked(await quickCheck(options, op), options, op);
+  return checkQuickChecked(await quickCheck(options, op), options, op);
 }
 
 export interface CheckManyOptions extends Pick<CheckOptions, 'product' | 'sourceId'> {
@@ -76,7 +76,7 @@ export async function checkMany(options: CheckManyOptions, op: Operation): Promi
       const duplicate = duplicateError(folder, earlier);
       if (duplicate) throw duplicate;
       earlier.push(folder);
-      checks.push(await checkChecked(folder, folderOptions, op));
+      checks.push(await checkQuickChecked(folder, folderOptions, op));
       op.onEvent({ type: 'ended', dir, error: null });
     } catch (thrown) {
       const error = toBdsError(thrown);
@@ -92,7 +92,7 @@ function quickCheck(options: CheckOptions, op: Operation): Promise<FolderCheck> 
   return checkFolder({ ...options, cwd: op.runtime.cwd, now: op.runtime.now(), periodRequired: false });
 }
 
-async function checkChecked(folder: FolderCheck, options: CheckOptions, op: Operation): Promise<CheckResult> {
+async function checkQuickChecked(folder: FolderCheck, options: CheckOptions, op: Operation): Promise<CheckResult> {
   const { runtime } = op;
   const settings = await op.settings();
   // check sends nothing: a plain .jsonl is gzipped for its checksum only, without a copy.

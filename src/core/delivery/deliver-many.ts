@@ -25,7 +25,7 @@ import type { SchemaBaseline } from './plan.js';
 import { listFolder, type FolderCheck } from '../preflight/folder.js';
 import { checkJobs } from './jobs.js';
 import { periodInName } from '../preflight/period.js';
-import { duplicateError } from './several.js';
+import { duplicateError } from './many-folders.js';
 import { RunChecksums } from './same-file.js';
 import { failureData, type FailureData } from './failure.js';
 import { checkReviewChoices, reviewOf, type ReviewChoices, type StatusResult } from '../status/status.js';
@@ -69,7 +69,7 @@ export interface DeliverManyResult {
   review?: StatusResult | null;
 }
 
-export async function deliverFolders(options: DeliverManyOptions, op: Operation): Promise<DeliverManyResult> {
+export async function deliverMany(options: DeliverManyOptions, op: Operation): Promise<DeliverManyResult> {
   if (options.dirs.length === 0) throw new UsageError('no folder to deliver');
   checkChoices(options);
   const review = checkReviewChoices(options);

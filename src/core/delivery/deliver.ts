@@ -175,7 +175,7 @@ export async function runDelivery(
           onEvent: op.onEvent,
           signal: op.signal,
           sameFile,
-          several: run !== undefined,
+          many: run !== undefined,
         });
         const summary: DeliverySummary = {
           source_id: sourceId,

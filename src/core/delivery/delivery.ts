@@ -39,7 +39,7 @@ export interface DeliveryOptions {
   /** Another month whose data file this is (same-file.ts): refused before the create, unless --force. */
   sameFile?: SameFile | undefined;
   /** One of several folders: a refusal's hint names this folder alone. */
-  several?: boolean | undefined;
+  many?: boolean | undefined;
 }
 
 export interface DeliveryOutcome {
@@ -202,12 +202,12 @@ export class Delivery {
   }
 
   private conflictError(batch: BatchListEntry): ApiError {
-    return conflictError(batch, this.key, this.options.several ? this.options.plan.given : undefined);
+    return conflictError(batch, this.key, this.options.many ? this.options.plan.given : undefined);
   }
 
   /** This data file is another month's: the refusal, or with --force a warning that it goes anyway. */
   private sameFileRefusal(): UsageError | undefined {
-    const { sameFile, force, plan, several } = this.options;
+    const { sameFile, force, plan, many } = this.options;
     if (!sameFile) return undefined;
     if (!force)
       return sameFileError(sameFile, {
@@ -215,7 +215,7 @@ export class Delivery {
         period: plan.period,
         sha256: plan.sha256,
         given: plan.given,
-        several: several === true,
+        many: many === true,
       });
     this.notice({
       code: 'same_file',
@@ -480,17 +480,17 @@ function isChecksumMismatch(error: ApiError): boolean {
 
 /**
  * The month was delivered from another file or by another machine: --force delivers this one as well. With
- * several folders (`several`: this one's, as named), --force would deliver every one again: the hint names
+ * several folders (`aloneFolder`: this one's, as named), --force would deliver every one again: the hint names
  * the one folder instead.
  */
-function conflictError(batch: BatchListEntry, key: DeliveryKey, several: string | undefined): ApiError {
+function conflictError(batch: BatchListEntry, key: DeliveryKey, aloneFolder: string | undefined): ApiError {
   return new ApiError(
     `${key.period} ${key.product} of ${key.sourceId} was already delivered as ${batch.id} (${batch.status}), ` +
       'from another file or by another machine',
     undefined,
     {
-      hint: several
-        ? `to deliver this file as well, deliver its folder alone with --force (bds deliver ${several} --force); with several folders, --force delivers every one of them again`
+      hint: aloneFolder
+        ? `to deliver this file as well, deliver its folder alone with --force (bds deliver ${aloneFolder} --force); with several folders, --force delivers every one of them again`
         : 'to deliver this file as well, run again with --force (or --skip-delivered to count it as delivered)',
     },
   );

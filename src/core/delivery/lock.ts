@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { linkSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { errnoCode } from '../checks.js';
+import { errnoCode } from '../guards.js';
 import { LockedError } from '../errors.js';
 import { writeFileAtomic, type WriteStep } from '../files.js';
 import { holdLock } from './held-locks.js';

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { ScrubReport } from '../api/types.js';
-import { isObject } from '../checks.js';
+import { isObject } from '../guards.js';
 import { cleanText } from '../clean-text.js';
 import type { Operation } from '../operation.js';
 import { diffColumns, schemaColumns, type ColumnDiff, type ColumnEntry } from '../preflight/columns.js';

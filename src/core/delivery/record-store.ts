@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { linkSync, mkdirSync, readdirSync, readFileSync, renameSync } from 'node:fs';
 import path from 'node:path';
-import { errnoCode, isObject } from '../checks.js';
+import { errnoCode, isObject } from '../guards.js';
 import { BdsError, UsageError } from '../errors.js';
 import type { BatchStatus, KeyMode, UploadTarget } from '../api/types.js';
 import type { ColumnEntry } from '../preflight/columns.js';

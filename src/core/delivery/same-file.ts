@@ -54,7 +54,7 @@ export class RunChecksums {
 /** The refusal: names the other month and its folder, and how to deliver the file anyway. */
 export function sameFileError(
   same: SameFile,
-  about: { dataFile: string; period: string; sha256: string; given: string; several: boolean },
+  about: { dataFile: string; period: string; sha256: string; given: string; many: boolean },
 ): UsageError {
   const other = same.inRun
     ? `the one for ${same.period} in ${same.dir}`
@@ -64,7 +64,7 @@ export function sameFileError(
     {
       hint:
         `each month has data of its own: check what ${about.given} holds (a copied folder? a stale one?); if it really is ${about.period}'s, ` +
-        (about.several
+        (about.many
           ? `deliver that folder alone with --force (bds deliver ${about.given} --force)`
           : 'run again with --force'),
     },

@@ -11,7 +11,7 @@ import tls from 'node:tls';
 import { DEFAULT_TUNING } from '../api/http.js';
 import { proxyFor } from '../api/proxy.js';
 import { redactUrl } from '../api/redact.js';
-import { errnoCode } from '../checks.js';
+import { errnoCode } from '../guards.js';
 import { abortError, EXIT_CODES } from '../errors.js';
 import type { Runtime } from '../runtime.js';
 import { fail, ok, warn, type Finding } from './check.js';

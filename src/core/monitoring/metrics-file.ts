@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { errnoCode } from '../checks.js';
+import { errnoCode } from '../guards.js';
 import { ForeignLineError, mergeRuns, parseMetrics, renderMetrics, type MonthRun } from './metrics.js';
 
 export interface MetricsFileUpdate {

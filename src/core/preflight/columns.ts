@@ -1,7 +1,7 @@
 // The columns of a schema as one flat list (what the portal shows reviewers), and how two lists differ: the
 // schema-change warnings of check and deliver.
 
-import { isObject } from '../checks.js';
+import { isObject } from '../guards.js';
 import type { Product, Schema } from '../api/types.js';
 
 export interface ColumnEntry {

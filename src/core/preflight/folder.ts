@@ -4,7 +4,7 @@
 
 import { promises as fs, type Stats } from 'node:fs';
 import path from 'node:path';
-import { errnoCode, isObject } from '../checks.js';
+import { errnoCode, isObject } from '../guards.js';
 import { UsageError } from '../errors.js';
 import type { Product, Schema, ScrubReport } from '../api/types.js';
 import { checkPeriod, choosePeriod } from './period.js';

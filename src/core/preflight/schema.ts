@@ -1,6 +1,6 @@
 // The product of a delivery and the rules its schema must follow: one row per product.
 
-import { isObject } from '../checks.js';
+import { isObject } from '../guards.js';
 import { UsageError } from '../errors.js';
 import type { Product } from '../api/types.js';
 

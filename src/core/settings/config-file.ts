@@ -8,7 +8,7 @@
 
 import { promises as fs, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { errnoCode, isObject } from '../checks.js';
+import { errnoCode, isObject } from '../guards.js';
 import { UsageError } from '../errors.js';
 import type { Env } from '../runtime.js';
 import { configHome } from './dirs.js';

@@ -5,7 +5,7 @@
 
 import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { errnoCode, isObject } from '../checks.js';
+import { errnoCode, isObject } from '../guards.js';
 import { UsageError } from '../errors.js';
 import { writeFileAtomic, type WriteStep } from '../files.js';
 import type { Env } from '../runtime.js';

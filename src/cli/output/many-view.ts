@@ -33,7 +33,7 @@ interface Month extends Subject {
   sent: number;
 }
 
-export class BackfillView {
+export class ManyView {
   private months: Month[] = [];
   private readonly started: number;
   private timer: NodeJS.Timeout | undefined;
