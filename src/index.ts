@@ -60,10 +60,12 @@ export type {
 export type { FailureData } from './core/delivery/failure.js';
 export type { SchemaChanges } from './core/delivery/plan.js';
 export type { ColumnChange, ColumnDiff, ColumnEntry } from './core/preflight/columns.js';
-export type { DeliveryEvent, EventListener, Notice, Step, StepEvent, Subject } from './core/delivery/events.js';
+export type { DeliveryEvent, EventListener, Notice, Step, StepEvent } from './core/delivery/events.js';
 export type { ListOptions, RegisterSourceOptions, WhoamiResult } from './core/service.js';
 export type { ReviewChoices, StatusOptions, StatusResult, WaitForReviewOptions } from './core/status/status.js';
-export type { FailOnState, MonthState, MonthStatus } from './core/status/ledger.js';
+export type { FailOnState, Month, MonthState, MonthStatus } from './core/status/ledger.js';
+/** The former name of Month, kept for callers that use it. */
+export type { Month as Subject } from './core/status/ledger.js';
 export type { ReviewEvent, StateChange } from './core/status/events.js';
 export type { BatchListEntry, BatchStatus, MeResponse, Product, Source } from './core/api/types.js';
 

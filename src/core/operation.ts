@@ -7,7 +7,8 @@ import os from 'node:os';
 import type { ApiClient } from './api/client.js';
 import type { HttpTuning } from './api/http.js';
 import { canonicalApi } from './api/url-rules.js';
-import type { EventListener, Subject } from './delivery/events.js';
+import type { EventListener } from './delivery/events.js';
+import type { Month } from './status/ledger.js';
 import type { Runtime } from './runtime.js';
 import {
   requireApiKey,
@@ -111,7 +112,7 @@ export class Operation {
    * of memory) loads here, at the first request: a check never loads it, and a delivery only after the pass over
    * its data file.
    */
-  async client(subject: Partial<Subject> = {}, tuning: Partial<HttpTuning> = {}): Promise<ApiClient> {
+  async client(subject: Partial<Month> = {}, tuning: Partial<HttpTuning> = {}): Promise<ApiClient> {
     const { key, baseUrl } = await this.apiAccess();
     const [{ ApiClient }, { HttpClient }] = await Promise.all([import('./api/client.js'), import('./api/http.js')]);
     const { runtime } = this;

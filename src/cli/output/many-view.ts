@@ -3,7 +3,8 @@
 // time left), redrawn in place; a month that ends leaves one line above the block. Without a terminal: the
 // usual timestamped lines, each naming its period and product, progress at most every 10 s per month.
 
-import type { DeliveryEvent, StepEvent, Subject } from '../../core/delivery/events.js';
+import type { DeliveryEvent, StepEvent } from '../../core/delivery/events.js';
+import type { Month } from '../../core/status/ledger.js';
 import { InterruptedError, type BdsError } from '../../core/errors.js';
 import { formatBytes, formatDuration, formatRate } from './format.js';
 import type { IO } from './io.js';
@@ -17,7 +18,7 @@ const ESTIMATE_AFTER = { fraction: 0.02, ms: 2_000 };
 const SPINNER_FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 const BAR_WIDTH = 16;
 
-interface Month extends Subject {
+interface MonthRow extends Month {
   dir: string;
   /** The data file's size: the month's weight in the estimate of the time left. */
   weight: number;
@@ -34,7 +35,7 @@ interface Month extends Subject {
 }
 
 export class ManyView {
-  private months: Month[] = [];
+  private months: MonthRow[] = [];
   private readonly started: number;
   private timer: NodeJS.Timeout | undefined;
   private frame = 0;
@@ -83,7 +84,7 @@ export class ManyView {
     this.io.endLive();
   }
 
-  private queue(deliveries: Array<Subject & { dir: string; bytes: number }>): void {
+  private queue(deliveries: Array<Month & { dir: string; bytes: number }>): void {
     this.months = deliveries.map(({ dir, period, product, bytes }) => ({
       dir,
       period,
@@ -107,7 +108,7 @@ export class ManyView {
     this.timer.unref();
   }
 
-  private step(month: Month, event: StepEvent): void {
+  private step(month: MonthRow, event: StepEvent): void {
     month.state = 'running';
     month.transfer = undefined;
     const text = stepText(event, this.cwd);
@@ -135,7 +136,7 @@ export class ManyView {
     }
   }
 
-  private transfer(month: Month, kind: 'read' | 'uploaded', done: number, total: number): void {
+  private transfer(month: MonthRow, kind: 'read' | 'uploaded', done: number, total: number): void {
     const now = this.now().getTime();
     if (month.transfer?.kind !== kind) month.transfer = { kind, done, total, startedAt: now };
     month.transfer.done = done;
@@ -147,13 +148,13 @@ export class ManyView {
   }
 
   /** A step's line off a terminal (on one, the live line shows it). */
-  private logFor(month: Month, text: string): void {
+  private logFor(month: MonthRow, text: string): void {
     this.io.throttle.wrote(label(month));
     if (!this.io.interactive) this.io.notice(`${label(month)}: ${text}`);
   }
 
   /** A month delivered, or found delivered: one line that stays (a failure is told as an error). */
-  private finish(month: Month, text: string): void {
+  private finish(month: MonthRow, text: string): void {
     month.state = 'finished';
     month.transfer = undefined;
     // On a terminal, the line and the block without the month in one write: no frame shows it twice.
@@ -161,7 +162,7 @@ export class ManyView {
     else this.io.notice(`${label(month)}: ${text}`);
   }
 
-  private ended(month: Month, error: BdsError | null): void {
+  private ended(month: MonthRow, error: BdsError | null): void {
     if (month.state === 'finished') return;
     if (!error) return this.finish(month, 'checked; nothing was created (dry run)');
     month.state = 'finished';
@@ -186,7 +187,7 @@ export class ManyView {
     this.io.live([...running.map((m) => this.liveLine(m, now)), this.overall(now)], above);
   }
 
-  private liveLine(month: Month, now: number): string {
+  private liveLine(month: MonthRow, now: number): string {
     const { transfer } = month;
     const bar = transfer
       ? ` ${transfer.kind === 'read' ? 'reading' : 'uploading'} ${progressBar({ sent: transfer.done, total: transfer.total, elapsedMs: now - transfer.startedAt }, transfer.kind, BAR_WIDTH)}`
@@ -221,7 +222,7 @@ export class ManyView {
 }
 
 /** How a month is named in every line about it. */
-function label({ period, product }: Subject): string {
+function label({ period, product }: Month): string {
   return `${period} ${product}`;
 }
 

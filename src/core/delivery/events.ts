@@ -1,10 +1,11 @@
 // What a delivery tells as it goes: typed data, never sentences. The CLI's output layer turns these into
 // words (src/cli/output/words.ts); a library caller gets them through `onEvent`.
 
-import type { BatchStatus, KeyMode, Product } from '../api/types.js';
+import type { BatchStatus, KeyMode } from '../api/types.js';
 import type { BdsError } from '../errors.js';
 import type { ColumnDiff } from '../preflight/columns.js';
 import type { ReviewEvent } from '../status/events.js';
+import type { Month } from '../status/ledger.js';
 
 /**
  * What a delivery is doing, as events name it (the contract's words). Where it stands between runs is its
@@ -12,13 +13,7 @@ import type { ReviewEvent } from '../status/events.js';
  */
 export type Step = StepEvent['step'];
 
-/** Which delivery an event is about. */
-export interface Subject {
-  period: string;
-  product: Product;
-}
-
-export type StepEvent = Subject & { type: 'step' } & (
+export type StepEvent = Month & { type: 'step' } & (
     | /** The one pass over the data file begins. */ {
         step: 'checking';
         subject: 'file';
@@ -80,17 +75,17 @@ export type Notice =
 export type DeliveryEvent =
   | StepEvent
   /** Bytes of the data file read by the pre-flight pass. */
-  | (Subject & { type: 'reading'; read: number; total: number })
+  | (Month & { type: 'reading'; read: number; total: number })
   /** Bytes of the upload sent. */
-  | (Subject & { type: 'progress'; batchId: string; sent: number; total: number })
-  | (Partial<Subject> & { type: 'notice' } & Notice)
+  | (Month & { type: 'progress'; batchId: string; sent: number; total: number })
+  | (Partial<Month> & { type: 'notice' } & Notice)
   /** Several folders: all passed their quick checks; these deliveries follow, in this order (oldest first). */
-  | { type: 'queued'; deliveries: Array<Subject & { dir: string; dataFile: string; bytes: number }> }
+  | { type: 'queued'; deliveries: Array<Month & { dir: string; dataFile: string; bytes: number }> }
   /**
    * Several folders: this one's delivery (or check) is over, done (error null) or failed (the others go on).
    * `dir` is the folder as the caller named it; a check that failed before its product was known has no subject.
    */
-  | (Partial<Subject> & { type: 'ended'; dir: string; error: BdsError | null })
+  | (Partial<Month> & { type: 'ended'; dir: string; error: BdsError | null })
   /** --wait: waiting for the review of what was delivered (or of the months `bds status` shows). */
   | ReviewEvent;
 

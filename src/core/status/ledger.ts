@@ -12,7 +12,7 @@ export type MonthState = (typeof MONTH_STATES)[number];
 /** Delivered and not yet decided: what --wait waits for, and --fail-on pending names. */
 export const PENDING_STATES: readonly MonthState[] = ['received', 'in_review'];
 
-/** One month of one product. */
+/** One month of one product: a row of the ledger, and which delivery an event is about. */
 export interface Month {
   period: string;
   product: Product;
