@@ -1,6 +1,6 @@
 // deliver's monitoring around the command's run (run-command.ts): the start ping before its work, then, once its
 // result or error is printed, the metrics file and the end ping with the exit code and the end of the log. The
-// core does the work (core/monitoring/, core/api/ping.ts); this says what failed, in one warning each, and never
+// core does the work (core/monitoring/, core/api/ping-client.ts); this says what failed, in one warning each, and never
 // changes the exit code.
 
 import type { DeliveryEvent } from '../core/delivery/events.js';
@@ -48,7 +48,7 @@ export class RunMonitor {
     // The HTTP layer (undici, 10 MB of memory) loads only for a run that pings: a check or a delivery without a
     // ping URL loads it at its first request to the service, if any.
     const [{ parsePingUrl, PingClient }, { DEFAULT_TUNING }] = await Promise.all([
-      import('../core/api/ping.js'),
+      import('../core/api/ping-client.js'),
       import('../core/api/http.js'),
     ]);
     const url = parsePingUrl(settings.pingUrl.value, settings.pingUrl.from);

@@ -19,7 +19,7 @@ export default defineCommand<CommonOptions, { shell: string; script: string }>({
   },
 });
 
-interface OptionSpec {
+interface CompletedOption {
   names: string[];
   description: string;
   /** What follows the option: nothing, a file name (a `<path>` value), or anything else, which has no completion. */
@@ -29,15 +29,16 @@ interface OptionSpec {
   choices: string[];
 }
 
-interface CommandSpec {
+/** A command as the completion scripts need it (not the CLI's CommandSpec). */
+interface CompletedCommand {
   name: string;
   description: string;
-  options: OptionSpec[];
+  options: CompletedOption[];
   /** The first argument: a folder, one of a few words, or none. */
   argument: 'directory' | string[] | undefined;
 }
 
-function specs(program: Command): CommandSpec[] {
+function specs(program: Command): CompletedCommand[] {
   return program.commands.map((command) => {
     const help = command
       .createHelp()
@@ -75,11 +76,11 @@ export function completionScript(program: Command, shell: string): string {
 /** Single quotes for bash, zsh and fish alike. */
 const quote = (text: string): string => `'${text.replace(/'/g, "'\\''")}'`;
 
-function bash(commands: CommandSpec[]): string {
+function bash(commands: CompletedCommand[]): string {
   const cases = commands
     .map((c) => {
       const valued = c.options.filter((o) => o.value !== 'none');
-      const names = (options: OptionSpec[]): string => options.flatMap((o) => o.names).join('|');
+      const names = (options: CompletedOption[]): string => options.flatMap((o) => o.names).join('|');
       const choices = valued
         .filter((o) => o.choices.length)
         .map(
@@ -123,10 +124,10 @@ complete -o filenames -F _bds bds
 `;
 }
 
-function zsh(commands: CommandSpec[]): string {
+function zsh(commands: CompletedCommand[]): string {
   // _arguments reads [ ] and \ in an explanation as its own syntax.
   const explain = (text: string): string => text.replace(/[[\]\\]/g, '\\$&');
-  const fn = (c: CommandSpec): string => `_bds_${c.name.replace(/-/g, '_')}`;
+  const fn = (c: CompletedCommand): string => `_bds_${c.name.replace(/-/g, '_')}`;
   const functions = commands
     .map((c) => {
       const lines = c.options.map((o) => {
@@ -175,7 +176,7 @@ if [[ "$funcstack[1]" == "_bds" ]]; then _bds "$@"; else compdef _bds bds; fi
 `;
 }
 
-function fish(commands: CommandSpec[]): string {
+function fish(commands: CompletedCommand[]): string {
   const lines = [
     '# fish completion for bds; load with: bds completion fish | source',
     'complete -c bds -f',

@@ -32,7 +32,7 @@ export interface HttpTuning {
   maxTotalMs: number;
   /** A longer Retry-After is cut to this. */
   maxRetryAfterMs: number;
-  /** A monitoring ping (ping.ts), both its tries: it must never hold a delivery up for long. */
+  /** A monitoring ping (ping-client.ts), both its tries: it must never hold a delivery up for long. */
   pingTimeoutMs: number;
 }
 

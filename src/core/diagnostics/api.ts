@@ -4,7 +4,7 @@
 import { abortError, ApiError } from '../errors.js';
 import type { Operation } from '../operation.js';
 import type { ApiKey, Settings } from '../settings/settings.js';
-import { fail, ok, warn, type Finding } from './check.js';
+import { fail, ok, warn, type Finding } from './doctor-check.js';
 import { failure } from './settings.js';
 
 /** More than this between the clocks is a warning: signed upload URLs are checked against the server's. */

@@ -6,13 +6,13 @@
 import { EXIT_CODES } from '../errors.js';
 import type { Operation } from '../operation.js';
 import { apiChecks } from './api.js';
-import type { DoctorCheck, Finding } from './check.js';
+import type { DoctorCheck, Finding } from './doctor-check.js';
 import { installCheck } from './install.js';
 import { localStateChecks } from './local-state.js';
 import { networkChecks } from './network.js';
 import { settingsChecks } from './settings.js';
 
-export type { CheckStatus, DoctorCheck } from './check.js';
+export type { CheckStatus, DoctorCheck } from './doctor-check.js';
 
 /** What `bds doctor --json` prints. */
 export interface DoctorResult {

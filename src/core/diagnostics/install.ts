@@ -1,7 +1,7 @@
 // doctor's first line: which bds, on which Node.js and platform, installed how.
 
 import { versionInfo, type InstallKind } from '../version.js';
-import { ok, type Finding } from './check.js';
+import { ok, type Finding } from './doctor-check.js';
 
 const INSTALLED: Record<InstallKind, string> = {
   binary: 'the standalone binary',

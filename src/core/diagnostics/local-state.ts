@@ -8,7 +8,7 @@ import { staleLockHolder } from '../delivery/lock.js';
 import { RecordStore, type DeliveryRecord } from '../delivery/record-store.js';
 import type { Runtime } from '../runtime.js';
 import { cacheDir, stateDir } from '../settings/dirs.js';
-import { fail, ok, warn, type Finding } from './check.js';
+import { fail, ok, warn, type Finding } from './doctor-check.js';
 
 /** Below this much free space in the temp folder, a warning: a large .jsonl's gzipped copy may not fit. */
 const LOW_SPACE_BYTES = 1e9;

@@ -14,7 +14,7 @@ import { redactUrl } from '../api/redact.js';
 import { errnoCode } from '../guards.js';
 import { abortError, EXIT_CODES } from '../errors.js';
 import type { Runtime } from '../runtime.js';
-import { fail, ok, warn, type Finding } from './check.js';
+import { fail, ok, warn, type Finding } from './doctor-check.js';
 
 export interface NetworkFindings {
   findings: Finding[];

@@ -6,7 +6,7 @@ import { BdsError } from '../errors.js';
 import type { Operation } from '../operation.js';
 import { requireApiKey, requireBaseUrl, type ApiKey, type Settings } from '../settings/settings.js';
 import { withoutKeys } from '../settings/text.js';
-import { fail, ok, warn, type Finding } from './check.js';
+import { fail, ok, warn, type Finding } from './doctor-check.js';
 
 export interface SettingsFindings {
   findings: Finding[];

@@ -1,9 +1,9 @@
 // A run's pings in healthchecks.io's protocol (which Cronitor, Uptime Kuma and others accept too): GET <url>/start
 // as the run starts, then POST <url> on exit 0, or POST <url>/<exit code> on any other, with the end of the run's
-// log as the body. The HTTP is core/api/ping.ts's. A ping that fails is told, never thrown: it never changes the
+// log as the body. The HTTP is core/api/ping-client.ts's. A ping that fails is told, never thrown: it never changes the
 // run's outcome.
 
-import type { PingClient, PingResult } from '../api/ping.js';
+import type { PingClient, PingResult } from '../api/ping-client.js';
 
 export class RunPings {
   private started: Promise<PingResult> | undefined;
