@@ -1,5 +1,5 @@
 // Every failure bds reports is one of these; each carries its exit code, and the CLI turns them into exit codes
-// in one place (src/cli/main.ts). The key never appears in any of them.
+// in one place (src/cli/run-command.ts). The key never appears in any of them.
 
 export const EXIT_CODES = {
   ok: 0,
