@@ -8,7 +8,7 @@ import { cleanText } from '../../core/clean-text.js';
 import { EXIT_CODES } from '../../core/errors.js';
 import { defineCommand } from '../command.js';
 import type { IO } from '../output/io.js';
-import { formatBytes } from '../output/format.js';
+import { counted, formatBytes } from '../output/format.js';
 import { renderTable } from '../output/table.js';
 import { displayWidth, padToWidth } from '../output/width.js';
 import { schemaChangeText } from '../output/words.js';
@@ -79,14 +79,14 @@ function preview(io: IO, dir: string, result: CheckResult): string {
   const plain = !result.data_file.endsWith('.gz');
   return [
     `${io.out.green('✔')} ${cleanText(dir)} ${result.period ? 'is ready to deliver' : 'is ready to deliver once given --period YYYY-MM'}` +
-      `${warnings.length ? `, with ${warnings.length} warning${warnings.length > 1 ? 's' : ''}` : ''}`,
+      `${warnings.length ? `, with ${counted(warnings.length, 'warning')}` : ''}`,
     `Product:   ${result.product}`,
     `Period:    ${result.period ?? "not checked (no --period, and none in the folder's name)"}`,
     `Data file: ${cleanText(inFolder(result.dir, result.data_file))}`,
     `Records:   ${result.record_count}`,
     `Bytes:     ${result.bytes} (${formatBytes(result.bytes)}${plain ? ', gzipped by bds for the upload' : ''})`,
     `SHA-256:   ${result.sha256}`,
-    `Report:    ${cleanText(result.report.tool)}, ${result.report.files} file${result.report.files === 1 ? '' : 's'}`,
+    `Report:    ${cleanText(result.report.tool)}, ${counted(result.report.files, 'file')}`,
     ...labelled('Totals:', alignedPairs(Object.entries(result.report.totals)), 'none'),
     ...columnLines(result),
     ...warnings.map((text) => `${io.out.yellow('warning:')} ${text}`),
@@ -110,7 +110,7 @@ function columnLines(result: CheckResult): string[] {
         );
   const objects = new Set(columns.map((c) => c.object)).size;
   return [
-    `Columns:   ${columns.length} ${result.product === 'episodes' ? 'per step' : `in ${objects} object type${objects === 1 ? '' : 's'}`}`,
+    `Columns:   ${columns.length} ${result.product === 'episodes' ? 'per step' : `in ${counted(objects, 'object type')}`}`,
     `Roles:     ${roles.join(', ')}`,
     ...table.split('\n').map((line) => `  ${line}`.trimEnd()),
   ];

@@ -4,6 +4,7 @@
 import type { CheckStatus, DoctorResult } from '../../core/diagnostics/doctor.js';
 import { defineCommand } from '../command.js';
 import type { CommonOptions } from '../command.js';
+import { counted } from '../output/format.js';
 import type { IO } from '../output/io.js';
 
 export default defineCommand<CommonOptions, DoctorResult>({
@@ -34,8 +35,8 @@ function label(io: IO, status: CheckStatus): string {
 function summary(result: DoctorResult): string {
   const count = (status: CheckStatus): number => result.checks.filter((check) => check.status === status).length;
   const warnings = count('warn');
-  const also = warnings ? `, with ${warnings} warning${warnings === 1 ? '' : 's'}` : '';
+  const also = warnings ? `, with ${counted(warnings, 'warning')}` : '';
   if (result.ok) return `This machine can deliver${also}.`;
   const failures = count('fail');
-  return `${failures} check${failures === 1 ? '' : 's'} failed${also}; the first one decides the exit code (${result.exit_code}).`;
+  return `${counted(failures, 'check')} failed${also}; the first one decides the exit code (${result.exit_code}).`;
 }
