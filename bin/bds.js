@@ -8,7 +8,6 @@
 'use strict';
 const nodeModule = require('module');
 const os = require('os');
-const path = require('path');
 const { nodeTooOld, tooOldMessage } = require('./node-check.js');
 
 // The Node.js version first, before any of bds loads: on an old Node, one line and exit 2 instead of an
@@ -39,12 +38,13 @@ async function start() {
   // use, which is after this (nothing above reads a file asynchronously).
   process.env.UV_THREADPOOL_SIZE ??= String(Math.max(4, Math.min(os.availableParallelism(), 8) + 1));
 
-  const [{ main }, { InterruptedError }, { processRuntime }, { releaseHeldLocks }] = await Promise.all([
-    import('../dist/cli/main.js'),
-    import('../dist/core/errors.js'),
-    import('../dist/process-runtime.js'),
-    import('../dist/core/delivery/held-locks.js'),
-  ]);
+  const [{ main }, { InterruptedError, interruptSignals }, { processRuntime }, { releaseHeldLocks }] =
+    await Promise.all([
+      import('../dist/cli/main.js'),
+      import('../dist/core/errors.js'),
+      import('../dist/process-runtime.js'),
+      import('../dist/core/delivery/held-locks.js'),
+    ]);
 
   // undici parses HTTP with a WebAssembly module; V8's optimising tier-up of that module costs about 35 MB of
   // RSS (measured with /usr/bin/time -v) and gains nothing at bds's handful of responses. bds's own JSON Lines
@@ -54,7 +54,8 @@ async function start() {
   require('v8').setFlagsFromString('--wasm-tiering-budget=2000000000');
 
   const controller = new AbortController();
-  const exitOnSecond = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 };
+  // Ctrl-C; SIGTERM; a closed terminal; on Windows Ctrl-Break too. Each one's exit code is the second one's.
+  const exitOnSecond = interruptSignals(process.platform);
   for (const signal of Object.keys(exitOnSecond)) {
     process.on(signal, () => {
       // A second signal means "now": no more clean-up but the locks, which would stop the next run.
@@ -93,17 +94,16 @@ async function start() {
 /**
  * Node's compile cache (Node 22.1 and later): the compiled code of bds's modules and packages is kept on disk,
  * and later starts skip compiling them. Under bds's own cache folder, $XDG_CACHE_HOME/bds/compile-cache
- * (default ~/.cache/bds/compile-cache), never beside the package, which may be read-only. NODE_COMPILE_CACHE,
- * when set, has Node use that folder instead, and NODE_DISABLE_COMPILE_CACHE turns it off. Not in the
- * standalone binary: its program is no file the cache could know (scripts/sea-main.cjs). A folder that cannot
+ * (default ~/.cache/bds/compile-cache; on Windows %LOCALAPPDATA%\bds\compile-cache), never beside the
+ * package, which may be read-only. NODE_COMPILE_CACHE, when set, has Node use that folder instead, and
+ * NODE_DISABLE_COMPILE_CACHE turns it off. Not in the standalone binary: its program is no file the cache could know (scripts/sea-main.cjs). A folder that cannot
  * be written only costs the speed-up.
  */
 function enableCompileCache() {
   if (typeof nodeModule.enableCompileCache !== 'function' || process.getBuiltinModule?.('node:sea')?.isSea()) return;
-  const xdg = process.env.XDG_CACHE_HOME?.trim();
-  const cache = xdg && path.isAbsolute(xdg) ? xdg : path.join(os.homedir(), '.cache');
+  const { compileCacheFolder } = require('./compile-cache.js');
   try {
-    nodeModule.enableCompileCache(path.join(cache, 'bds', 'compile-cache'));
+    nodeModule.enableCompileCache(compileCacheFolder(process.env, process.platform, process.env.HOME || os.homedir()));
   } catch {
     // started without it
   }

@@ -15,16 +15,34 @@ const ALLOWED = [
   ['core/api/', ['core/api/', 'core/errors.ts', 'core/clean-text.ts']],
   // core/files.ts (the crash-safe write of every file bds keeps) imports nothing of bds: the pass cache,
   // the delivery records, the locks and the user's config file all write through it.
-  ['core/datapass/', ['core/datapass/', 'core/errors.ts', 'core/guards.ts', 'core/files.ts']],
-  ['core/preflight/', ['core/preflight/', 'core/errors.ts', 'core/guards.ts', 'core/api/types.ts']],
+  // core/platform.ts (the path rules of the system bds runs on) imports nothing of bds either.
+  ['core/datapass/', ['core/datapass/', 'core/errors.ts', 'core/guards.ts', 'core/files.ts', 'core/platform.ts']],
+  ['core/preflight/', ['core/preflight/', 'core/errors.ts', 'core/guards.ts', 'core/api/types.ts', 'core/platform.ts']],
   [
     'core/settings/',
-    ['core/settings/', 'core/errors.ts', 'core/guards.ts', 'core/runtime.ts', 'core/api/', 'core/files.ts'],
+    [
+      'core/settings/',
+      'core/errors.ts',
+      'core/guards.ts',
+      'core/runtime.ts',
+      'core/api/',
+      'core/files.ts',
+      'core/platform.ts',
+    ],
   ],
-  ['core/files.ts', []],
+  ['core/files.ts', ['core/platform.ts']],
+  ['core/platform.ts', []],
   [
     'core/monitoring/',
-    ['core/monitoring/', 'core/errors.ts', 'core/guards.ts', 'core/api/', 'core/delivery/', 'core/files.ts'],
+    [
+      'core/monitoring/',
+      'core/errors.ts',
+      'core/guards.ts',
+      'core/api/',
+      'core/delivery/',
+      'core/files.ts',
+      'core/platform.ts',
+    ],
   ],
   ['core/', ['core/']],
 ];

@@ -17,14 +17,17 @@ export function processRuntime(given: { env?: Env | undefined; cwd?: string | un
       return given.cwd ?? workingFolder();
     },
     homedir: env.HOME || os.homedir(),
+    platform: process.platform,
     hostname: os.hostname(),
     pid: process.pid,
     uid: process.getuid?.(),
     now: () => new Date(),
     sleep,
     random: Math.random,
-    isProcessAlive,
-    processStartedAt,
+    isProcessAlive: (pid) => processAlive(() => process.kill(pid, 0)),
+    // Only Linux tells when a process started, in /proc; elsewhere a reused pid keeps a lock (its hint says
+    // which file to remove).
+    processStartedAt: process.platform === 'linux' ? processStartedAt : undefined,
   };
 }
 
@@ -57,11 +60,17 @@ function processStartedAt(pid: number): number | undefined {
   }
 }
 
-function isProcessAlive(pid: number): boolean {
+/**
+ * Whether the process that `probe` (process.kill(pid, 0): no signal is sent, on Windows neither) asks about
+ * runs. Node answers alike on every system: ESRCH, no such process (on Windows too, for a pid that is gone
+ * or has exited); EPERM, it runs as another user (Windows: access denied to it). Any other answer means the
+ * system cannot tell, and a lock is kept rather than taken from a process that may be running.
+ */
+export function processAlive(probe: () => void): boolean {
   try {
-    process.kill(pid, 0);
+    probe();
     return true;
   } catch (error) {
-    return (error as { code?: string }).code === 'EPERM';
+    return errnoCode(error) !== 'ESRCH';
   }
 }

@@ -45,7 +45,7 @@ const READERS: Record<string, (dir: string) => Promise<'old' | 'new' | 'none'>> 
   },
   async cache(dir) {
     // recall() trusts only a whole entry whose checksum holds.
-    const findings = await new PassCache(dir).recall(STAMP(dir), null);
+    const findings = await new PassCache(dir, process.platform).recall(STAMP(dir), null);
     return findings?.recordCount === 1
       ? 'old'
       : findings?.recordCount === 2

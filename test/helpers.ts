@@ -130,6 +130,8 @@ export interface RunOptions {
   isProcessAlive?: (pid: number) => boolean;
   /** Who runs bds; default this process's uid. */
   uid?: number;
+  /** The system bds is told it runs on; default this one's. */
+  platform?: NodeJS.Platform;
   /** What standard input holds (a pipe, not a terminal); default nothing at all. */
   stdin?: string;
 }
@@ -157,6 +159,7 @@ export async function run(argv: string[], options: RunOptions = {}): Promise<Run
     },
     cwd: options.cwd ?? home,
     homedir: home,
+    platform: options.platform ?? process.platform,
     hostname: options.hostname ?? 'test-host',
     pid: options.pid ?? process.pid,
     uid: options.uid ?? process.getuid?.(),

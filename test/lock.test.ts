@@ -17,6 +17,7 @@ const lock = (
     file: path.join(dir, 'src_1-2024-05-records.lock'),
     subject: 'src_1 2024-05 records',
     owner: holder,
+    platform: process.platform,
     isProcessAlive,
     processStartedAt,
   });

@@ -141,7 +141,7 @@ describe('the remembered pass', () => {
   });
 
   it("a plain .jsonl's entry holds only for the zlib that gzipped it; a .gz's for any (another Node, the binary)", async () => {
-    const cache = new PassCache(tempDir());
+    const cache = new PassCache(tempDir(), process.platform);
     const pass = { recordCount: 3, sha256: 'a'.repeat(64), size: 77 };
     const folder = makeFolder({ plain: true });
     const plain = stampOf(folder.dataFile, statSync(folder.dataFile));

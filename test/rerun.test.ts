@@ -29,6 +29,10 @@ import {
 
 const PERIOD = '2024-05';
 
+/** The state folder of a run with this HOME (run() puts XDG_STATE_HOME under it). */
+const stateIn = (home: string): string =>
+  stateDir({ env: { XDG_STATE_HOME: path.join(home, '.local', 'state') }, homedir: home, platform: process.platform });
+
 /** Routes of the requests made since `from`. */
 function routesSince(box: Sandbox, from: number): string[] {
   return box.requests.slice(from).map((r) => r.route);
@@ -112,7 +116,7 @@ describe('5. re-runs', () => {
     expect((await deliverTo(box, folder, { home })).code).toBe(0);
     const batch = box.store.batches()[0]!;
     // What bds 0.1 left instead of this version's record: its file name and fields.
-    const records = path.join(stateDir({}, home), 'deliveries');
+    const records = path.join(stateIn(home), 'deliveries');
     for (const name of readdirSync(records)) rmSync(path.join(records, name));
     const digest = createHash('sha256')
       .update(JSON.stringify([`${box.baseUrl}/`, batch.source_id, PERIOD, 'records']))
@@ -156,7 +160,7 @@ describe('5. re-runs', () => {
   });
 
   it('a version-1 record where this version keeps its own is left for readVersion1, not set aside as corrupt', () => {
-    const store = new RecordStore(tempDir());
+    const store = new RecordStore(tempDir(), process.platform);
     const key = {
       api: 'https://api.example.com/v1',
       sourceId: 'src_1',
@@ -219,7 +223,7 @@ describe('5. re-runs', () => {
       const home = tempDir();
       const args = ['deliver', folder.dir, '--period', PERIOD, '--source', newSource(box), '--json'];
       const withKey = (key: string) => run(args, { env: { ...sandboxEnv(box), BDS_API_KEY: key }, home });
-      const records = path.join(stateDir({}, home), 'deliveries');
+      const records = path.join(stateIn(home), 'deliveries');
       return { box, test: () => withKey(box.keys.test), live: () => withKey(box.keys.live), records };
     }
 
@@ -613,7 +617,7 @@ describe('one API, several spellings', () => {
 
 describe('8. two bds processes at once', () => {
   function holdLock(box: Sandbox, home: string, source: string, pid: number): void {
-    const records = new RecordStore(stateDir({ XDG_STATE_HOME: path.join(home, '.local', 'state') }, home));
+    const records = new RecordStore(stateIn(home), process.platform);
     takeLock({
       file: records.lockFile({
         api: canonicalApi(new URL(box.baseUrl)),
@@ -623,6 +627,7 @@ describe('8. two bds processes at once', () => {
       }),
       subject: `${source} ${PERIOD} records`,
       owner: { pid, hostname: 'test-host', startedAt: '2024-06-01T00:00:00.000Z' },
+      platform: process.platform,
       isProcessAlive: () => false,
     });
   }

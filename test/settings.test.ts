@@ -4,7 +4,7 @@
 import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { cacheDir, configHome, stateDir } from '../src/core/settings/dirs.js';
+import { cacheDir, stateDir, userConfigFolder } from '../src/core/settings/dirs.js';
 import type { Sandbox } from '../src/sandbox/emulator.js';
 import { makeFolder, newSource, run, sandbox, spawnCli, tempDir, type RunResult } from './helpers.js';
 
@@ -411,15 +411,15 @@ describe("other tools' files in the working folder", () => {
 describe('XDG folders', () => {
   // The XDG base directory specification: a relative path in these variables is invalid and must be ignored.
   it('a relative XDG_STATE_HOME, XDG_CACHE_HOME or XDG_CONFIG_HOME is ignored', () => {
-    const home = '/home/me';
-    const relative = { XDG_STATE_HOME: 'state', XDG_CACHE_HOME: './cache', XDG_CONFIG_HOME: 'conf' };
-    expect(stateDir(relative, home)).toBe('/home/me/.local/state/bds');
-    expect(cacheDir(relative, home)).toBe('/home/me/.cache/bds');
-    expect(configHome(relative, home)).toBe('/home/me/.config');
-    const absolute = { XDG_STATE_HOME: '/var/state', XDG_CACHE_HOME: '/var/cache', XDG_CONFIG_HOME: '/etc/xdg' };
-    expect(stateDir(absolute, home)).toBe('/var/state/bds');
-    expect(cacheDir(absolute, home)).toBe('/var/cache/bds');
-    expect(configHome(absolute, home)).toBe('/etc/xdg');
+    const on = (env: Record<string, string>) => ({ env, homedir: '/home/me', platform: 'linux' as const });
+    const relative = on({ XDG_STATE_HOME: 'state', XDG_CACHE_HOME: './cache', XDG_CONFIG_HOME: 'conf' });
+    expect(stateDir(relative)).toBe('/home/me/.local/state/bds');
+    expect(cacheDir(relative)).toBe('/home/me/.cache/bds');
+    expect(userConfigFolder(relative)).toBe('/home/me/.config/bds');
+    const absolute = on({ XDG_STATE_HOME: '/var/state', XDG_CACHE_HOME: '/var/cache', XDG_CONFIG_HOME: '/etc/xdg' });
+    expect(stateDir(absolute)).toBe('/var/state/bds');
+    expect(cacheDir(absolute)).toBe('/var/cache/bds');
+    expect(userConfigFolder(absolute)).toBe('/etc/xdg/bds');
   });
 
   it('a relative XDG_STATE_HOME keeps the delivery records in ~/.local/state, not in the working folder', async () => {

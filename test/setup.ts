@@ -12,6 +12,7 @@ const home = mkdtempSync(path.join(os.tmpdir(), 'bds-test-home-'));
 process.env.HOME = home;
 process.env.XDG_CONFIG_HOME = path.join(home, '.config');
 process.env.XDG_STATE_HOME = path.join(home, '.local', 'state');
+process.env.XDG_CACHE_HOME = path.join(home, '.cache');
 for (const name of ['BDS_API_KEY', 'BDS_API_KEY_FILE', 'BDS_BASE_URL', 'BDS_SOURCE_ID', 'BDS_PROFILE', 'BDS_CONFIG']) {
   delete process.env[name];
 }

@@ -10,6 +10,7 @@ import { updateMetricsFile } from '../core/monitoring/metrics-file.js';
 import { MonthsBegun } from '../core/monitoring/months.js';
 import { RunPings } from '../core/monitoring/ping.js';
 import type { Operation } from '../core/operation.js';
+import type { Runtime } from '../core/runtime.js';
 import { monitoringSettings, type Settings, type SettingsFlags } from '../core/settings/settings.js';
 import { packageVersion } from '../core/version.js';
 import type { IO } from './output/io.js';
@@ -76,11 +77,17 @@ export class RunMonitor {
   }
 
   /** After the result or the error is printed: the metrics file, then the end ping (its body tells of the file). */
-  async finish(exitCode: number, io: IO, now: Date, sleep: (ms: number) => Promise<void>): Promise<void> {
+  async finish(exitCode: number, io: IO, runtime: Runtime): Promise<void> {
     const months = this.months ?? this.begun.runs(exitCode, this.source);
     if (this.metricsFile && this.delivers && months.length > 0) {
       try {
-        await updateMetricsFile({ file: this.metricsFile, runs: months, at: now, sleep });
+        await updateMetricsFile({
+          file: this.metricsFile,
+          runs: months,
+          at: runtime.now(),
+          sleep: (ms) => runtime.sleep(ms),
+          platform: runtime.platform,
+        });
       } catch (error) {
         io.warn(`could not write the metrics file ${this.metricsFile}: ${(error as Error).message}`);
       }

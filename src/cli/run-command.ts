@@ -51,7 +51,7 @@ export async function runCommand(
     io.stopSpinner();
   }
   // After the result or the error, so that the end ping's body has it; an interrupted run is pinged too.
-  await monitor?.finish(code, io, runtime.now(), (ms) => runtime.sleep(ms));
+  await monitor?.finish(code, io, runtime);
   return code;
 }
 
@@ -73,6 +73,7 @@ function outputFor(runtime: CliRuntime, options: CommonOptions): IO {
     stderr: runtime.stderr,
     stdin: runtime.stdin,
     env: runtime.env,
+    platform: runtime.platform,
     now: runtime.now,
     flags: {
       json: options.json === true,

@@ -20,7 +20,7 @@ export interface CliRuntime extends Runtime {
   stderr: OutputStream;
   /** Read only by the commands that ask for something (login); none in most tests. */
   stdin?: InputStream;
-  /** Aborted on SIGINT, SIGTERM or SIGHUP; its reason is the InterruptedError to report. */
+  /** Aborted on SIGINT, SIGTERM or SIGHUP (and SIGBREAK on Windows); its reason is the InterruptedError to report. */
   signal: AbortSignal;
   /** Sees every event of the run as well (the benchmark times the phases of a delivery with it). */
   observe?: EventListener;

@@ -1,6 +1,8 @@
 // Every failure bds reports is one of these; each carries its exit code, and the CLI turns them into exit codes
 // in one place (src/cli/run-command.ts). The key never appears in any of them.
 
+import type { Platform } from './platform.js';
+
 export const EXIT_CODES = {
   ok: 0,
   internal: 1,
@@ -92,8 +94,28 @@ export class LockedError extends BdsError {
   readonly exitCode = EXIT_CODES.locked;
 }
 
-/** What stopped a run from outside: a signal to the CLI, or a library caller's AbortSignal. */
-export type InterruptReason = 'SIGINT' | 'SIGTERM' | 'SIGHUP' | 'abort';
+/**
+ * What stopped a run from outside: a signal to the CLI, or a library caller's AbortSignal. SIGBREAK is
+ * Windows' Ctrl-Break, Ctrl-C's twin in a console: exit 130 like SIGINT.
+ */
+export type InterruptReason = 'SIGINT' | 'SIGTERM' | 'SIGHUP' | 'SIGBREAK' | 'abort';
+
+const SIGNAL_EXIT_CODES = {
+  SIGINT: EXIT_CODES.sigint,
+  SIGTERM: EXIT_CODES.sigterm,
+  SIGHUP: EXIT_CODES.sighup,
+  SIGBREAK: EXIT_CODES.sigint,
+};
+
+/**
+ * The signals that interrupt the CLI on this system, each with its exit code. On Windows Node emits SIGINT for
+ * Ctrl-C, SIGBREAK for Ctrl-Break and SIGHUP when the console window closes; SIGTERM is never sent there, but
+ * listening costs nothing. SIGBREAK exists on Windows only.
+ */
+export function interruptSignals(platform: Platform): Partial<Record<InterruptReason, number>> {
+  const { SIGBREAK, ...elsewhere } = SIGNAL_EXIT_CODES;
+  return platform === 'win32' ? { ...elsewhere, SIGBREAK } : elsewhere;
+}
 
 /** The run was stopped from outside; whatever was in flight was aborted and the record saved. */
 export class InterruptedError extends BdsError {
@@ -103,8 +125,7 @@ export class InterruptedError extends BdsError {
   constructor(reason: InterruptReason, hint?: string) {
     super(reason === 'abort' ? 'aborted' : `interrupted by ${reason}`, { hint });
     this.reason = reason;
-    this.exitCode =
-      reason === 'SIGTERM' ? EXIT_CODES.sigterm : reason === 'SIGHUP' ? EXIT_CODES.sighup : EXIT_CODES.sigint;
+    this.exitCode = reason === 'abort' ? EXIT_CODES.sigint : SIGNAL_EXIT_CODES[reason];
   }
 }
 

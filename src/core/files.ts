@@ -1,16 +1,20 @@
 // Writing a file bds keeps for itself (a delivery record, a remembered pass, a lock, the user's config file) so
 // that a crash at any moment leaves the old file or the new one, never a torn or empty one: the content goes to
 // a temp file in the same folder, is flushed to disk, is renamed over the file (or linked, for a lock), and the
-// folder is flushed so that the rename itself survives a power cut.
+// folder is flushed so that the rename itself survives a power cut (where the system can flush a folder: not
+// Windows, whose NTFS journals the rename itself).
 
 import { randomUUID } from 'node:crypto';
 import { closeSync, fsyncSync, linkSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import path from 'node:path';
+import type { Platform } from './platform.js';
 
 /** What has been done so far, in this order; a test stops the process after any of them. */
 export type WriteStep = 'written' | 'flushed' | 'renamed' | 'folder-flushed';
 
 export interface AtomicWriteOptions {
+  /** The system: whether a folder can be flushed, and whether a rename waits for a file held open. */
+  platform: Platform;
   /** Of the new file; default 0o600, since what bds keeps is nobody else's business. */
   mode?: number;
   /**
@@ -23,7 +27,7 @@ export interface AtomicWriteOptions {
 }
 
 /** Writes `file` atomically; throws the system call's error (EEXIST for an exclusive one that lost). */
-export function writeFileAtomic(file: string, content: string, options: AtomicWriteOptions = {}): void {
+export function writeFileAtomic(file: string, content: string, options: AtomicWriteOptions): void {
   const step = options.onStep ?? (() => {});
   const temp = path.join(path.dirname(file), `.${path.basename(file)}.${randomUUID()}.tmp`);
   try {
@@ -38,18 +42,49 @@ export function writeFileAtomic(file: string, content: string, options: AtomicWr
       closeSync(fd);
     }
     if (options.exclusive) linkSync(temp, file);
-    else renameSync(temp, file);
+    else whileHeld(options.platform, () => renameSync(temp, file));
     step('renamed');
   } finally {
     // After a rename there is nothing left to remove; after a link (or a failure) the temp name goes.
     rmSync(temp, { force: true });
   }
-  flushFolder(path.dirname(file));
+  flushFolder(path.dirname(file), options.platform);
   step('folder-flushed');
 }
 
-/** Flushes a folder's entries (a rename, a removal) to disk, where the system allows it. */
-export function flushFolder(dir: string): void {
+/**
+ * On Windows a file another process holds open (a reader without FILE_SHARE_DELETE, an antivirus scanner, the
+ * search indexer, node_exporter reading the metrics file) cannot be replaced for a moment: the rename fails
+ * with EPERM, EACCES or EBUSY. As graceful-fs does, it is tried again, here for about a second at most, growing
+ * pauses, then the error stands. Elsewhere these errors mean what they say and are thrown at once.
+ */
+const HELD_CODES = new Set(['EPERM', 'EACCES', 'EBUSY']);
+const HELD_PAUSES_MS = [10, 20, 40, 80, 100, 150, 200, 200, 200];
+
+/** Runs `attempt`, again while Windows says another process holds the file; `pause` waits (tests count it). */
+export function whileHeld<T>(platform: Platform, attempt: () => T, pause: (ms: number) => void = pauseThread): T {
+  for (const ms of platform === 'win32' ? HELD_PAUSES_MS : []) {
+    try {
+      return attempt();
+    } catch (error) {
+      if (!HELD_CODES.has((error as { code?: string }).code ?? '')) throw error;
+    }
+    pause(ms);
+  }
+  return attempt();
+}
+
+/** Waits without returning to the event loop: the writes here are synchronous, and the wait is short. */
+function pauseThread(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/**
+ * Flushes a folder's entries (a rename, a removal) to disk, where the system allows it. Windows has no such
+ * call (a folder cannot even be opened for it: EISDIR or EPERM), and is not asked.
+ */
+export function flushFolder(dir: string, platform: Platform): void {
+  if (platform === 'win32') return;
   let fd: number;
   try {
     fd = openSync(dir, 'r');
@@ -59,7 +94,7 @@ export function flushFolder(dir: string): void {
   try {
     fsyncSync(fd);
   } catch {
-    // Some systems (Windows) cannot flush a folder; the rename is as safe as they make it.
+    // Some file systems cannot flush a folder; the rename is as safe as they make it.
   } finally {
     closeSync(fd);
   }

@@ -96,7 +96,7 @@ export async function login(op: Operation, options: LoginOptions): Promise<Login
   }
   const shownUrl = baseUrl.toString().replace(/\/$/, '');
   const place = { profile: plan.profile };
-  const { madeDefault } = storeKey(plan.file, place, { apiKey: key.key, baseUrl: shownUrl });
+  const { madeDefault } = storeKey(plan.file, place, { apiKey: key.key, baseUrl: shownUrl }, op.runtime.platform);
   return {
     ...me,
     baseUrl: shownUrl,
@@ -133,7 +133,7 @@ export async function logout(op: Operation): Promise<LogoutResult> {
   const target = targetOf(op);
   let removed = false;
   if (target.writable) {
-    removed = removeKey(target.file, place);
+    removed = removeKey(target.file, place, op.runtime.platform);
   } else {
     // Read, never rewritten: a key in it is the user's to remove.
     const holds = await holdsKey(op, target.file, place);
@@ -155,7 +155,7 @@ function keyPlace(op: Operation): KeyPlace {
 
 function targetOf(op: Operation): ReturnType<typeof userConfigTarget> {
   const named = op.flags.config?.trim() || op.runtime.env.BDS_CONFIG?.trim() || undefined;
-  return userConfigTarget(op.runtime.env, op.runtime.homedir, op.runtime.cwd, named);
+  return userConfigTarget(op.runtime, op.runtime.cwd, named);
 }
 
 function notRewritten(file: string, reason: 'yaml' | 'named'): string {
@@ -185,6 +185,7 @@ async function holdsKey(op: Operation, file: string, place: KeyPlace): Promise<b
     cwd: op.runtime.cwd,
     home: op.runtime.homedir,
     env: op.runtime.env,
+    platform: op.runtime.platform,
     uid: op.runtime.uid,
   });
   const values = place.profile === undefined ? config?.values : config?.profiles[place.profile];

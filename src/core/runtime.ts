@@ -3,6 +3,7 @@
 // their own (instant sleeps, short timeouts, a private HOME).
 
 import type { HttpTuning } from './api/http.js';
+import type { Platform } from './platform.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -10,6 +11,8 @@ export interface Runtime {
   env: Env;
   cwd: string;
   homedir: string;
+  /** The system (process.platform): its folders, path rules, file modes and signals. */
+  platform: Platform;
   hostname: string;
   pid: number;
   /**
@@ -20,7 +23,7 @@ export interface Runtime {
   now: () => Date;
   sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   random: () => number;
-  /** Whether a process with this pid is running (for stale locks). */
+  /** Whether a process with this pid is running (for stale locks); when the system cannot tell, true. */
   isProcessAlive: (pid: number) => boolean;
   /** When a running process started (ms since the epoch), where the system tells: a lock's pid may be reused. */
   processStartedAt?: (pid: number) => number | undefined;

@@ -56,7 +56,7 @@ export default defineCommand<FolderFlags, Checked>({
 });
 
 function failureLine(io: IO, dir: string, failure: CheckFailure): string {
-  return `${io.out.red('✖')} ${dir}: ${failure.error.message}`;
+  return `${io.out.red(io.symbols.failed)} ${dir}: ${failure.error.message}`;
 }
 
 /**
@@ -78,7 +78,7 @@ function preview(io: IO, dir: string, result: CheckResult): string {
   ];
   const plain = !result.data_file.endsWith('.gz');
   return [
-    `${io.out.green('✔')} ${cleanText(dir)} ${result.period ? 'is ready to deliver' : 'is ready to deliver once given --period YYYY-MM'}` +
+    `${io.out.green(io.symbols.ok)} ${cleanText(dir)} ${result.period ? 'is ready to deliver' : 'is ready to deliver once given --period YYYY-MM'}` +
       `${warnings.length ? `, with ${counted(warnings.length, 'warning')}` : ''}`,
     `Product:   ${result.product}`,
     `Period:    ${result.period ?? "not checked (no --period, and none in the folder's name)"}`,

@@ -7,6 +7,7 @@ import { stripVTControlCharacters } from 'node:util';
 import { Chalk, type ChalkInstance } from 'chalk';
 import type { Ora } from 'ora';
 import type { LogTail } from '../../core/monitoring/log-tail.js';
+import type { Platform } from '../../core/platform.js';
 import type { Env } from '../../core/runtime.js';
 import type { InputStream, OutputStream } from '../runtime.js';
 import { KEY_PREFIXES } from '../../core/api/types.js';
@@ -30,8 +31,40 @@ export interface IOOptions {
   /** Where answers are typed or piped in. */
   stdin?: InputStream | undefined;
   env: Env;
+  platform: Platform;
   now: () => Date;
   flags: OutputFlags;
+}
+
+/** The marks bds draws itself, beside ora's. */
+export interface Symbols {
+  ok: string;
+  failed: string;
+  /** A spinner's frames. */
+  frames: readonly string[];
+}
+
+const UNICODE_SYMBOLS: Symbols = { ok: '✔', failed: '✖', frames: ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'] };
+/** What log-symbols and ora fall back to: characters of the old console fonts (code page 437 has √). */
+const ASCII_SYMBOLS: Symbols = { ok: '√', failed: '×', frames: ['-', '\\', '|', '/'] };
+
+/**
+ * Whether the terminal's font draws ✔ and the braille spinner, decided as ora's own spinner decides it
+ * (is-unicode-supported, which reads the process and cannot be told another system): everywhere but the Linux
+ * console, and on Windows only in terminals known to (Windows Terminal, VS Code, ConEmu's Cmder, JetBrains'):
+ * cmd.exe's and PowerShell's classic console shows a box for each.
+ */
+export function unicodeTerminal(env: Env, platform: Platform): boolean {
+  if (platform !== 'win32') return env.TERM !== 'linux';
+  return (
+    Boolean(env.WT_SESSION) ||
+    Boolean(env.TERMINUS_SUBLIME) ||
+    env.ConEmuTask === '{cmd::Cmder}' ||
+    env.TERM_PROGRAM === 'Terminus-Sublime' ||
+    env.TERM_PROGRAM === 'vscode' ||
+    ['xterm-256color', 'alacritty', 'rxvt-unicode', 'rxvt-unicode-256color'].includes(env.TERM ?? '') ||
+    env.TERMINAL_EMULATOR === 'JetBrains-JediTerm'
+  );
 }
 
 /** A key is a line: more than this on standard input is something else piped in by mistake. */
@@ -47,6 +80,7 @@ export class IO {
   readonly out: ChalkInstance;
   readonly err: ChalkInstance;
   readonly stdoutIsTerminal: boolean;
+  readonly symbols: Symbols;
   /** A result went to stdout: under --json, the run's one JSON document. */
   printedResult = false;
   private readonly options: IOOptions;
@@ -70,6 +104,7 @@ export class IO {
     this.block = new LiveBlock(() => ({ columns: stderr.columns, rows: stderr.rows }));
     const colorAllowed = flags.color && !env.NO_COLOR && env.TERM !== 'dumb';
     this.stdoutIsTerminal = stdout.isTTY === true;
+    this.symbols = unicodeTerminal(env, options.platform) ? UNICODE_SYMBOLS : ASCII_SYMBOLS;
     this.out = new Chalk({ level: colorAllowed && stdout.isTTY ? 1 : 0 });
     this.err = new Chalk({ level: colorAllowed && stderr.isTTY ? 1 : 0 });
     // ora loops forever on a terminal that reports 0 columns; CI consoles are not terminals for our purposes.
@@ -218,7 +253,7 @@ export class IO {
 
   /** A failure is about to be reported: a running spinner ends with a cross instead of a tick. */
   failStep(): void {
-    if (this.spinner?.isSpinning) this.spinner.stopAndPersist({ symbol: this.err.red('✖') });
+    if (this.spinner?.isSpinning) this.spinner.stopAndPersist({ symbol: this.err.red(this.symbols.failed) });
   }
 
   /** Text for stderr as is (an error's lines), through the secret filter. */
@@ -233,7 +268,7 @@ export class IO {
 
   /** ora's succeed() colours its symbol whatever NO_COLOR or --no-color say; this uses our chalk. */
   private succeed(text?: string): void {
-    this.spinner?.stopAndPersist({ symbol: this.err.green('✔'), ...(text === undefined ? {} : { text }) });
+    this.spinner?.stopAndPersist({ symbol: this.err.green(this.symbols.ok), ...(text === undefined ? {} : { text }) });
   }
 
   stopSpinner(): void {

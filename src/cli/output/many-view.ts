@@ -15,7 +15,6 @@ import { deliveredText, sayNotice, stepText } from './words.js';
 const REDRAW_INTERVAL_MS = 100;
 /** No estimate of the time left before this much of the work and this much time. */
 const ESTIMATE_AFTER = { fraction: 0.02, ms: 2_000 };
-const SPINNER_FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 const BAR_WIDTH = 16;
 
 interface MonthRow extends Month {
@@ -158,7 +157,7 @@ export class ManyView {
     month.state = 'finished';
     month.transfer = undefined;
     // On a terminal, the line and the block without the month in one write: no frame shows it twice.
-    if (this.timer) this.draw([`${this.io.err.green('✔')} ${label(month)}  ${text}`]);
+    if (this.timer) this.draw([`${this.io.err.green(this.io.symbols.ok)} ${label(month)}  ${text}`]);
     else this.io.notice(`${label(month)}: ${text}`);
   }
 
@@ -181,7 +180,7 @@ export class ManyView {
   /** The live block, with `above` (lines that stay) written before it. */
   private draw(above: string[] = []): void {
     if (!this.timer) return;
-    this.frame = (this.frame + 1) % SPINNER_FRAMES.length;
+    this.frame = (this.frame + 1) % this.io.symbols.frames.length;
     const now = this.now().getTime();
     const running = this.months.filter((m) => m.state === 'running');
     this.io.live([...running.map((m) => this.liveLine(m, now)), this.overall(now)], above);
@@ -192,7 +191,7 @@ export class ManyView {
     const bar = transfer
       ? ` ${transfer.kind === 'read' ? 'reading' : 'uploading'} ${progressBar({ sent: transfer.done, total: transfer.total, elapsedMs: now - transfer.startedAt }, transfer.kind, BAR_WIDTH)}`
       : ` ${month.doing}`;
-    return `${this.io.err.cyan(SPINNER_FRAMES[this.frame]!)} ${label(month)} ${bar}`;
+    return `${this.io.err.cyan(this.io.symbols.frames[this.frame]!)} ${label(month)} ${bar}`;
   }
 
   /** Months done of total, bytes sent, and the time left once it can be estimated. */

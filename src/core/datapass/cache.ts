@@ -11,6 +11,7 @@ import path from 'node:path';
 import { versions } from 'node:process';
 import { isObject } from '../guards.js';
 import { writeFileAtomic, type WriteStep } from '../files.js';
+import type { Platform } from '../platform.js';
 import { changeSince, type FileStamp } from './file-stamp.js';
 import type { PassFindings } from './pipeline.js';
 
@@ -44,6 +45,7 @@ export class PassCache {
   /** `onStep` is told each step of a write (tests inject a crash between them). */
   constructor(
     cacheDirectory: string,
+    private readonly platform: Platform,
     private readonly onStep?: (step: WriteStep) => void,
   ) {
     this.dir = path.join(cacheDirectory, 'passes');
@@ -71,7 +73,10 @@ export class PassCache {
       await fs.mkdir(this.dir, { recursive: true, mode: 0o700 });
       // A torn entry would only be ignored (its checksum fails), but a rename that a power cut undoes could
       // leave an empty file where an entry was: the same careful write as a delivery record's.
-      writeFileAtomic(this.entryPath(stamp.path), `${JSON.stringify(entry)}\n`, { onStep: this.onStep });
+      writeFileAtomic(this.entryPath(stamp.path), `${JSON.stringify(entry)}\n`, {
+        platform: this.platform,
+        onStep: this.onStep,
+      });
     } catch {
       // the next run passes over the file again
     }

@@ -89,7 +89,13 @@ export async function checkMany(options: CheckManyOptions, op: Operation): Promi
 }
 
 function quickCheck(options: CheckOptions, op: Operation): Promise<FolderCheck> {
-  return checkFolder({ ...options, cwd: op.runtime.cwd, now: op.runtime.now(), periodRequired: false });
+  return checkFolder({
+    ...options,
+    cwd: op.runtime.cwd,
+    platform: op.runtime.platform,
+    now: op.runtime.now(),
+    periodRequired: false,
+  });
 }
 
 async function checkQuickChecked(folder: FolderCheck, options: CheckOptions, op: Operation): Promise<CheckResult> {
@@ -98,7 +104,7 @@ async function checkQuickChecked(folder: FolderCheck, options: CheckOptions, op:
   // check sends nothing: a plain .jsonl is gzipped for its checksum only, without a copy.
   const plan = await planFolder(folder, op, { copy: false });
 
-  const records = new RecordStore(stateDir(runtime.env, runtime.homedir));
+  const records = new RecordStore(stateDir(runtime), runtime.platform);
   const schemaChanges = compareSchema(records, plan, options.sourceId ?? settings.sourceId?.value, op);
   return {
     ok: true,

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { PRODUCTS, type BatchStatus, type Product } from '../api/types.js';
 import { AuthError, BdsError, EXIT_CODES, UsageError, abortError, toBdsError } from '../errors.js';
 import type { Operation } from '../operation.js';
+import { pathsOf } from '../platform.js';
 import {
   checkChoices,
   checkDeliveryFolder,
@@ -141,7 +142,7 @@ async function checkAll(options: DeliverManyOptions, op: Operation): Promise<Fol
     try {
       const resolved = path.resolve(op.runtime.cwd, dir);
       await listFolder(resolved);
-      if (periodInName(path.basename(resolved)) === undefined) {
+      if (periodInName(pathsOf(op.runtime.platform).basename(resolved)) === undefined) {
         throw new UsageError("the folder's name holds no period (YYYY-MM)", {
           hint: "with several folders, each one's period is the YYYY-MM in its name: rename it (out/2024-05), or deliver it alone with --period",
         });

@@ -114,7 +114,13 @@ export async function deliveryTarget(op: Operation): Promise<DeliveryTarget> {
 /** The quick checks of a folder (period, layout, report, schema, product); its warnings are told. */
 export async function checkDeliveryFolder(options: FolderOptions, op: Operation): Promise<FolderCheck> {
   const { runtime } = op;
-  const folder = await checkFolder({ ...options, cwd: runtime.cwd, now: runtime.now(), periodRequired: true });
+  const folder = await checkFolder({
+    ...options,
+    cwd: runtime.cwd,
+    platform: runtime.platform,
+    now: runtime.now(),
+    periodRequired: true,
+  });
   for (const message of folder.warnings) {
     op.onEvent({ type: 'notice', code: 'warning', period: folder.period, product: folder.product, message });
   }
@@ -134,7 +140,7 @@ export async function runDelivery(
 ): Promise<DeliverResult | DryRunResult> {
   const { runtime } = op;
   const subject = { period: folder.period, product: folder.product };
-  const records = new RecordStore(stateDir(runtime.env, runtime.homedir));
+  const records = new RecordStore(stateDir(runtime), runtime.platform);
   const delivery = { api: access.api, sourceId, ...subject };
   const unlock = options.dryRun
     ? undefined
@@ -143,6 +149,7 @@ export async function runDelivery(
           file: records.lockFile(delivery),
           subject: `${sourceId} ${folder.period} ${folder.product}`,
           owner: { pid: runtime.pid, hostname: runtime.hostname, startedAt: runtime.now().toISOString() },
+          platform: runtime.platform,
           isProcessAlive: runtime.isProcessAlive,
           processStartedAt: runtime.processStartedAt,
         }),

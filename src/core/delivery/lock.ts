@@ -7,6 +7,7 @@ import path from 'node:path';
 import { errnoCode } from '../guards.js';
 import { LockedError } from '../errors.js';
 import { writeFileAtomic, type WriteStep } from '../files.js';
+import type { Platform } from '../platform.js';
 import { holdLock } from './held-locks.js';
 
 export interface LockOwner {
@@ -21,6 +22,8 @@ export interface LockOptions {
   /** What is being delivered, for the message: "src_1 2024-05 records". */
   subject: string;
   owner: LockOwner;
+  /** The system: how a file held open by another process is waited for (files.ts). */
+  platform: Platform;
   isProcessAlive: (pid: number) => boolean;
   /** When a running process started (ms since the epoch), where the system tells; see Runtime. */
   processStartedAt?: ((pid: number) => number | undefined) | undefined;
@@ -35,7 +38,15 @@ const START_TIME_SLACK_MS = 2_000;
  * Takes the lock, or throws LockedError naming its holder; returns the function that releases it. Until then it
  * is among the held locks that the entry point releases if it must exit at once.
  */
-export function takeLock({ file, subject, owner, isProcessAlive, processStartedAt, onStep }: LockOptions): () => void {
+export function takeLock({
+  file,
+  subject,
+  owner,
+  platform,
+  isProcessAlive,
+  processStartedAt,
+  onStep,
+}: LockOptions): () => void {
   mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
   const locked = (holder: LockOwner | undefined): LockedError =>
     new LockedError(
@@ -46,7 +57,7 @@ export function takeLock({ file, subject, owner, isProcessAlive, processStartedA
   for (let attempt = 0; attempt < 3; attempt++) {
     // Written whole to a temp file and linked into place, so nobody ever reads a half-written lock.
     try {
-      writeFileAtomic(file, JSON.stringify(owner), { exclusive: true, onStep });
+      writeFileAtomic(file, JSON.stringify(owner), { platform, exclusive: true, onStep });
       return holdLock(() => {
         const current = readOwner(file);
         if (current?.pid === owner.pid && current.startedAt === owner.startedAt) rmSync(file, { force: true });

@@ -55,7 +55,7 @@ export async function planFolder(
     signal: op.signal,
     onRead: (read, total) => op.onEvent({ type: 'reading', ...subject, read, total }),
     copy,
-    cache: new PassCache(cacheDir(op.runtime.env, op.runtime.homedir)),
+    cache: new PassCache(cacheDir(op.runtime), op.runtime.platform),
     name: folder.dataName,
   });
   const plan = makePlan(folder, pass);

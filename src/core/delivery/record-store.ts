@@ -11,6 +11,7 @@ import { BdsError, UsageError } from '../errors.js';
 import type { BatchStatus, KeyMode, UploadTarget } from '../api/types.js';
 import type { ColumnEntry } from '../preflight/columns.js';
 import { writeFileAtomic, type WriteStep } from '../files.js';
+import type { Platform } from '../platform.js';
 
 /** What a delivery is: the API (canonical, see canonicalApi), source, period, product. */
 export interface DeliverySubject {
@@ -73,6 +74,7 @@ export class RecordStore {
   /** `onStep` is told each step of a write (tests inject a crash between them). */
   constructor(
     stateDirectory: string,
+    private readonly platform: Platform,
     private readonly onStep?: (step: WriteStep) => void,
   ) {
     this.dir = path.join(stateDirectory, 'deliveries');
@@ -162,7 +164,7 @@ export class RecordStore {
       mkdirSync(this.dir, { recursive: true, mode: 0o700 });
       const file = this.recordPath(record, record.keyMode ?? 'live');
       if (record.keyMode !== 'test') this.moveOldTestRecord(file, this.recordPath(record, 'test'));
-      writeFileAtomic(file, `${JSON.stringify(record, null, 2)}\n`, { onStep: this.onStep });
+      writeFileAtomic(file, `${JSON.stringify(record, null, 2)}\n`, { platform: this.platform, onStep: this.onStep });
     });
   }
 

@@ -14,16 +14,11 @@ import { fail, ok, warn, type Finding } from './doctor-check.js';
 const LOW_SPACE_BYTES = 1e9;
 
 export function localStateChecks(runtime: Runtime, tempDir: string): Finding[] {
-  const state = stateDir(runtime.env, runtime.homedir);
-  const records = new RecordStore(state);
+  const state = stateDir(runtime);
+  const records = new RecordStore(state, runtime.platform);
   return [
     folderCheck('state folder', state, 'delivery records and locks', 'XDG_STATE_HOME'),
-    folderCheck(
-      'cache folder',
-      cacheDir(runtime.env, runtime.homedir),
-      'remembered passes over data files',
-      'XDG_CACHE_HOME',
-    ),
+    folderCheck('cache folder', cacheDir(runtime), 'remembered passes over data files', 'XDG_CACHE_HOME'),
     folderCheck('temp folder', tempDir, 'gzipped copies of plain .jsonl files', 'TMPDIR'),
     freeSpace(tempDir),
     ...unfinished(records.records()),

@@ -4,9 +4,11 @@
 // months. A file that holds lines bds did not write is left alone: the path is probably a mistake.
 
 import { randomUUID } from 'node:crypto';
-import { promises as fs } from 'node:fs';
+import { promises as fs, renameSync } from 'node:fs';
 import path from 'node:path';
 import { errnoCode } from '../guards.js';
+import { flushFolder, whileHeld } from '../files.js';
+import type { Platform } from '../platform.js';
 import { ForeignLineError, mergeRuns, parseMetrics, renderMetrics, type MonthRun } from './metrics.js';
 
 export interface MetricsFileUpdate {
@@ -15,6 +17,7 @@ export interface MetricsFileUpdate {
   runs: MonthRun[];
   at: Date;
   sleep: (ms: number) => Promise<void>;
+  platform: Platform;
 }
 
 /** How long a run waits for another's lock, and when a lock counts as left behind by a process that died. */
@@ -22,7 +25,7 @@ const LOCK_WAIT = { tries: 40, pauseMs: 50 };
 const STALE_LOCK_MS = 30_000;
 
 /** Merges the runs into the file; throws an Error whose message says why it could not. */
-export async function updateMetricsFile({ file, runs, at, sleep }: MetricsFileUpdate): Promise<void> {
+export async function updateMetricsFile({ file, runs, at, sleep, platform }: MetricsFileUpdate): Promise<void> {
   const unlock = await lock(`${file}.lock`, at, sleep);
   try {
     const [text, mode] = await readExisting(file);
@@ -33,7 +36,7 @@ export async function updateMetricsFile({ file, runs, at, sleep }: MetricsFileUp
       if (!(error instanceof ForeignLineError)) throw error;
       throw new Error(`it holds lines bds did not write (${error.message}); bds leaves it alone`);
     }
-    await replace(file, renderMetrics(mergeRuns(earlier, runs, Math.floor(at.getTime() / 1000))), mode);
+    await replace(file, renderMetrics(mergeRuns(earlier, runs, Math.floor(at.getTime() / 1000))), mode, platform);
   } finally {
     await unlock();
   }
@@ -50,7 +53,7 @@ async function readExisting(file: string): Promise<[string, number]> {
   }
 }
 
-async function replace(file: string, text: string, mode: number): Promise<void> {
+async function replace(file: string, text: string, mode: number, platform: Platform): Promise<void> {
   // Not ending in .prom, which the textfile collector would read.
   const temp = path.join(path.dirname(file), `.${path.basename(file)}.${randomUUID()}.tmp`);
   try {
@@ -61,15 +64,14 @@ async function replace(file: string, text: string, mode: number): Promise<void> 
     } finally {
       await handle.close();
     }
-    await fs.rename(temp, file);
+    // node_exporter reading the file holds it open: on Windows the rename waits for it (files.ts).
+    whileHeld(platform, () => renameSync(temp, file));
   } catch (error) {
     await fs.rm(temp, { force: true });
     throw new Error(describe(error));
   }
-  // The rename itself survives a crash once the folder is flushed; a folder that cannot be opened is no failure.
-  const folder = await fs.open(path.dirname(file), 'r').catch(() => undefined);
-  await folder?.sync().catch(() => undefined);
-  await folder?.close();
+  // The rename itself survives a crash once the folder is flushed.
+  flushFolder(path.dirname(file), platform);
 }
 
 async function lock(file: string, at: Date, sleep: (ms: number) => Promise<void>): Promise<() => Promise<void>> {

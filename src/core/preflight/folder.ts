@@ -6,6 +6,7 @@ import { promises as fs, type Stats } from 'node:fs';
 import path from 'node:path';
 import { errnoCode, isObject } from '../guards.js';
 import { UsageError } from '../errors.js';
+import { pathsOf, type Platform } from '../platform.js';
 import type { Product, Schema, ScrubReport } from '../api/types.js';
 import { checkPeriod, choosePeriod } from './period.js';
 import { checkProduct, checkSchema } from './schema.js';
@@ -26,6 +27,7 @@ export interface FolderOptions {
 
 export interface FolderCheckOptions extends FolderOptions {
   cwd: string;
+  platform: Platform;
   now: Date;
   /** deliver needs a period; check without one skips the period rules. */
   periodRequired: boolean;
@@ -54,7 +56,7 @@ export async function checkFolder(options: FolderCheckOptions): Promise<FolderCh
   const warnings: string[] = [];
   const dir = path.resolve(options.cwd, options.dir);
   const entries = await listFolder(dir);
-  const chosen = choosePeriod(options.period, dir);
+  const chosen = choosePeriod(options.period, dir, options.platform);
   const period = chosen === undefined && !options.periodRequired ? '' : checkPeriod(chosen, options.now, warnings);
 
   const reportPath = options.report ? path.resolve(options.cwd, options.report) : path.join(dir, 'report.json');
@@ -64,7 +66,9 @@ export async function checkFolder(options: FolderCheckOptions): Promise<FolderCh
   const product = checkProduct(options.product, schema, schemaPath);
   checkSchema(product, schema, schemaPath);
 
-  const dataFile = options.file ? await chosenDataFile(options.file, options.cwd, dir) : findDataFile(dir, entries);
+  const dataFile = options.file
+    ? await chosenDataFile(options.file, options.cwd, dir, options.platform)
+    : findDataFile(dir, entries);
   return {
     dir,
     given: options.dir,
@@ -166,12 +170,14 @@ function checkReport(report: unknown, file: string): ScrubReport {
 
 /**
  * --file: relative to the working folder, as a path on the command line is. A bare name that is not there is
- * looked for in the delivery folder too: "more than one data file" lists bare names.
+ * looked for in the delivery folder too: "more than one data file" lists bare names. A name is bare by the
+ * system's rules: on Windows `sub\records.jsonl.gz` and `D:records.jsonl.gz` are paths.
  */
-async function chosenDataFile(file: string, cwd: string, dir: string): Promise<string> {
-  const fromCwd = path.resolve(cwd, file);
-  if (path.basename(file) !== file || (await exists(fromCwd))) return fromCwd;
-  const inFolder = path.join(dir, file);
+export async function chosenDataFile(file: string, cwd: string, dir: string, platform: Platform): Promise<string> {
+  const paths = pathsOf(platform);
+  const fromCwd = paths.resolve(cwd, file);
+  if (paths.basename(file) !== file || (await exists(fromCwd))) return fromCwd;
+  const inFolder = paths.join(dir, file);
   return (await exists(inFolder)) ? inFolder : fromCwd;
 }
 

@@ -1,7 +1,7 @@
 // The period of a delivery: YYYY-MM, month 01 to 12, not after the current month (UTC).
 
-import path from 'node:path';
 import { UsageError } from '../errors.js';
+import { pathsOf, type Platform } from '../platform.js';
 
 const PERIOD_FORM = /^(\d{4})-(\d{2})$/;
 
@@ -41,8 +41,9 @@ export interface ChosenPeriod {
  * The period: --period, else the one in the folder's name. A --period that contradicts the name is refused,
  * and so is a name that holds two months: the wrong month's data is the costliest mistake a seller can make.
  */
-export function choosePeriod(given: string | undefined, folder: string): ChosenPeriod | undefined {
-  const name = path.basename(folder);
+export function choosePeriod(given: string | undefined, folder: string, platform: Platform): ChosenPeriod | undefined {
+  // By the system's rules: on Windows C:\out\records-2024-05 (or C:/out/...) is named records-2024-05.
+  const name = pathsOf(platform).basename(folder);
   const named = periodsInName(name);
   if (given !== undefined && given !== '') {
     if (named.length > 0 && !named.includes(given)) {

@@ -10,8 +10,9 @@ import { promises as fs, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { errnoCode, isObject } from '../guards.js';
 import { UsageError } from '../errors.js';
+import { pathsOf, type Platform } from '../platform.js';
 import type { Env } from '../runtime.js';
-import { configHome } from './dirs.js';
+import { userConfigFolder } from './dirs.js';
 import { closestName, shownText, type SettingsWarning } from './text.js';
 
 export const CONFIG_KEYS = ['apiKey', 'apiKeyFile', 'baseUrl', 'sourceId', 'pingUrl', 'metricsFile'] as const;
@@ -25,7 +26,11 @@ export interface ConfigFile {
   values: ConfigValues;
   profile: string | undefined;
   profiles: Record<string, ConfigValues>;
-  /** Readable by group or others (mode & 0o044). */
+  /**
+   * Readable by group or others (mode & 0o044). Never on Windows, where Node makes the mode up from the
+   * read-only attribute (0o666 or 0o444) and the file's ACL decides: a file under the user's profile
+   * (%APPDATA%) is the user's, SYSTEM's and the administrators' only.
+   */
   readableByOthers: boolean;
 }
 
@@ -62,6 +67,7 @@ export interface ConfigSearch {
   cwd: string;
   home: string;
   env: Env;
+  platform: Platform;
   /** Who runs bds: a file the search finds that belongs to another user (not root) is passed over. */
   uid: number | undefined;
 }
@@ -83,7 +89,7 @@ export async function loadConfigFile(search: ConfigSearch): Promise<ConfigSearch
     } catch (error) {
       throw new UsageError(`cannot read the config file ${file}: ${describeReadError(error)}`);
     }
-    return { file: parseConfig(file, await parseSettings(file, text), warnings), warnings };
+    return { file: parseConfig(file, await parseSettings(file, text), warnings, search.platform), warnings };
   }
   for (const file of searchPlaces(search)) {
     let text: string;
@@ -112,7 +118,7 @@ export async function loadConfigFile(search: ConfigSearch): Promise<ConfigSearch
     const settings = await parseSettings(file, text);
     // An empty file, or a package.json without a "bds" key, is no config file of bds's.
     if (settings === undefined) continue;
-    return { file: parseConfig(file, settings, warnings), warnings };
+    return { file: parseConfig(file, settings, warnings, search.platform), warnings };
   }
   return { file: undefined, warnings };
 }
@@ -121,20 +127,19 @@ export async function loadConfigFile(search: ConfigSearch): Promise<ConfigSearch
  * From the working folder up to the home folder, never above it (a folder above home, such as /srv or /tmp,
  * is anybody's); a working folder outside home is searched alone. Then the user's config folder.
  */
-function* searchPlaces({ cwd, home, env }: ConfigSearch): Generator<string> {
-  const stop = path.resolve(home);
-  const start = path.resolve(cwd);
-  const insideHome = start === stop || start.startsWith(stop.endsWith(path.sep) ? stop : `${stop}${path.sep}`);
-  for (let dir = start; ; dir = path.dirname(dir)) {
-    for (const place of SEARCH_PLACES) yield path.join(dir, place);
-    if (!insideHome || dir === stop || path.dirname(dir) === dir) break;
+export function* searchPlaces({ cwd, home, env, platform }: ConfigSearch): Generator<string> {
+  const paths = pathsOf(platform);
+  const stop = paths.resolve(home);
+  // The way from home to a folder: '' for home itself; Windows' relative() ignores case, as its names do.
+  const fromHome = (dir: string): string => paths.relative(stop, dir);
+  const start = paths.resolve(cwd);
+  const way = fromHome(start);
+  const insideHome = way !== '..' && !way.startsWith(`..${paths.sep}`) && !paths.isAbsolute(way);
+  for (let dir = start; ; dir = paths.dirname(dir)) {
+    for (const place of SEARCH_PLACES) yield paths.join(dir, place);
+    if (!insideHome || fromHome(dir) === '' || paths.dirname(dir) === dir) break;
   }
-  for (const place of GLOBAL_PLACES) yield path.join(userConfigFolder(env, home), place);
-}
-
-/** Where the user's own config file lives: $XDG_CONFIG_HOME/bds, by default ~/.config/bds. */
-export function userConfigFolder(env: Env, home: string): string {
-  return path.join(configHome(env, home), 'bds');
+  for (const place of GLOBAL_PLACES) yield paths.join(userConfigFolder({ env, homedir: home, platform }), place);
 }
 
 /** The names the user's config folder may hold, in the order the search tries them. */
@@ -201,7 +206,7 @@ function refuseCode(file: string): never {
   });
 }
 
-function parseConfig(file: string, config: unknown, warnings: SettingsWarning[]): ConfigFile {
+function parseConfig(file: string, config: unknown, warnings: SettingsWarning[], platform: Platform): ConfigFile {
   if (!isObject(config)) throw new UsageError(`the config file ${file} must hold an object of settings`);
   warnUnknown(file, config, TOP_LEVEL_KEYS, '', warnings);
   // Without a prototype: a profile may be named "__proto__" or "toString".
@@ -229,8 +234,13 @@ function parseConfig(file: string, config: unknown, warnings: SettingsWarning[])
     values: pickValues(file, config, ''),
     profile: config.profile,
     profiles,
-    readableByOthers: (mode & 0o044) !== 0,
+    readableByOthers: readableByOthers(mode, platform),
   };
+}
+
+/** Whether a file of this mode can be read by other users; Windows' modes say nothing of that (see ConfigFile). */
+export function readableByOthers(mode: number, platform: Platform): boolean {
+  return platform !== 'win32' && (mode & 0o044) !== 0;
 }
 
 /** A setting bds does not know is most likely a misspelt one (`apikey`, `sourceID`): said, with the nearest name. */

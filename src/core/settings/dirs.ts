@@ -1,23 +1,44 @@
-// Where bds keeps things on this machine, by the XDG base directory rules: delivery records and locks under
-// $XDG_STATE_HOME/bds, remembered passes under $XDG_CACHE_HOME/bds. A relative value is ignored, as the
-// specification says, rather than taken relative to whatever the working folder happens to be.
+// Where bds keeps things on this machine. Linux and macOS (as gh and the Stripe CLI do there): by the XDG base
+// directory rules, delivery records and locks under $XDG_STATE_HOME/bds (default ~/.local/state/bds),
+// remembered passes under $XDG_CACHE_HOME/bds (~/.cache/bds), the user's config file under
+// $XDG_CONFIG_HOME/bds (~/.config/bds). Windows: the config under %APPDATA%\bds (the roaming profile), state
+// and cache under %LOCALAPPDATA%\bds (this machine's: records name its pids and paths). An XDG variable wins
+// on every system where it is set. A relative value is ignored, as the specification says, rather than taken
+// relative to whatever the working folder happens to be.
 
-import path from 'node:path';
-import type { Env } from '../runtime.js';
+import { pathsOf } from '../platform.js';
+import type { Runtime } from '../runtime.js';
 
-function xdgDir(env: Env, variable: string, fallback: string): string {
+/** What the folders depend on. */
+export type Place = Pick<Runtime, 'env' | 'homedir' | 'platform'>;
+
+/** The folder a variable names, when it is an absolute path; else the fallback. */
+function namedDir({ env, platform }: Place, variable: string, fallback: () => string): string {
   const value = env[variable]?.trim();
-  return value && path.isAbsolute(value) ? value : fallback;
+  return value && pathsOf(platform).isAbsolute(value) ? value : fallback();
 }
 
-export function stateDir(env: Env, homedir: string): string {
-  return path.join(xdgDir(env, 'XDG_STATE_HOME', path.join(homedir, '.local', 'state')), 'bds');
+/** The base folder: the XDG variable, else on Windows the profile's folder, else the XDG default under home. */
+function baseDir(place: Place, xdg: string, windows: 'APPDATA' | 'LOCALAPPDATA', posixDefault: string[]): string {
+  const paths = pathsOf(place.platform);
+  return namedDir(place, xdg, () =>
+    place.platform === 'win32'
+      ? namedDir(place, windows, () =>
+          paths.join(place.homedir, 'AppData', windows === 'APPDATA' ? 'Roaming' : 'Local'),
+        )
+      : paths.join(place.homedir, ...posixDefault),
+  );
 }
 
-export function cacheDir(env: Env, homedir: string): string {
-  return path.join(xdgDir(env, 'XDG_CACHE_HOME', path.join(homedir, '.cache')), 'bds');
+export function stateDir(place: Place): string {
+  return pathsOf(place.platform).join(baseDir(place, 'XDG_STATE_HOME', 'LOCALAPPDATA', ['.local', 'state']), 'bds');
 }
 
-export function configHome(env: Env, homedir: string): string {
-  return xdgDir(env, 'XDG_CONFIG_HOME', path.join(homedir, '.config'));
+export function cacheDir(place: Place): string {
+  return pathsOf(place.platform).join(baseDir(place, 'XDG_CACHE_HOME', 'LOCALAPPDATA', ['.cache']), 'bds');
+}
+
+/** The user's config folder, where the search ends and `bds login` writes. */
+export function userConfigFolder(place: Place): string {
+  return pathsOf(place.platform).join(baseDir(place, 'XDG_CONFIG_HOME', 'APPDATA', ['.config']), 'bds');
 }

@@ -5,9 +5,10 @@ import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { AuthError, UsageError } from '../errors.js';
 import { KEY_PREFIXES, type KeyMode } from '../api/types.js';
-import { loadConfigFile, type ConfigFile, type ConfigValues } from './config-file.js';
+import { loadConfigFile, readableByOthers, type ConfigFile, type ConfigValues } from './config-file.js';
 import { shownText, withoutKeys, type SettingsWarning } from './text.js';
 import { travelsSafely } from '../api/url-rules.js';
+import type { Platform } from '../platform.js';
 import type { Env } from '../runtime.js';
 
 export type { SettingsWarning } from './text.js';
@@ -33,6 +34,7 @@ export interface SettingsEnvironment {
   env: Env;
   cwd: string;
   homedir: string;
+  platform: Platform;
   /** Who runs bds, for the config search (see Runtime). */
   uid?: number | undefined;
 }
@@ -72,6 +74,7 @@ export async function resolveSettings(flags: SettingsFlags, where: SettingsEnvir
     cwd: where.cwd,
     home: where.homedir,
     env,
+    platform: where.platform,
     uid: where.uid,
   });
   const { file } = search;
@@ -89,12 +92,13 @@ export async function resolveSettings(flags: SettingsFlags, where: SettingsEnvir
       [flags.apiKey?.trim() || undefined, 'the apiKey option'],
       [env.BDS_API_KEY?.trim() || undefined, 'BDS_API_KEY'],
     ) ??
-    readKeyFile(nonEmpty(env.BDS_API_KEY_FILE), where.cwd, 'BDS_API_KEY_FILE', warnings) ??
+    readKeyFile(nonEmpty(env.BDS_API_KEY_FILE), where.cwd, 'BDS_API_KEY_FILE', where.platform, warnings) ??
     (fromFile.values.apiKey?.trim() ? { value: fromFile.values.apiKey.trim(), from: fromFile.from } : undefined) ??
     readKeyFile(
       nonEmpty(fromFile.values.apiKeyFile),
       file ? path.dirname(file.path) : where.cwd,
       `apiKeyFile in ${fromFile.from}`,
+      where.platform,
       warnings,
     );
   const early = monitoringSettings(flags, where);
@@ -256,6 +260,7 @@ function readKeyFile(
   file: string | undefined,
   relativeTo: string,
   named: string,
+  platform: Platform,
   warnings: SettingsWarning[],
 ): Sourced<string> | undefined {
   if (file === undefined) return undefined;
@@ -265,7 +270,7 @@ function readKeyFile(
   let text: string;
   try {
     text = readFileSync(resolved, 'utf8');
-    if ((statSync(resolved).mode & 0o044) !== 0) {
+    if (readableByOthers(statSync(resolved).mode, platform)) {
       warnings.push({
         message: `the key file ${shown} can be read by other users`,
         hint: `fix with: chmod 600 ${shown}`,

@@ -1,6 +1,6 @@
-// The user's own config file, $XDG_CONFIG_HOME/bds/config.json (default ~/.config/bds/config.json), as
-// `bds login` and `bds logout` write it: everything else in it kept, written atomically with mode 0600 in a
-// folder of mode 0700. A YAML file there, or a file named by --config or BDS_CONFIG elsewhere, is the user's to
+// The user's own config file, $XDG_CONFIG_HOME/bds/config.json (default ~/.config/bds/config.json; on Windows
+// %APPDATA%\bds\config.json), as `bds login` and `bds logout` write it: everything else in it kept, written
+// atomically with mode 0600 in a folder of mode 0700 (on Windows the profile folder's ACL keeps it private). A YAML file there, or a file named by --config or BDS_CONFIG elsewhere, is the user's to
 // edit: bds says what to change in it instead.
 
 import { mkdirSync, readFileSync, statSync } from 'node:fs';
@@ -8,16 +8,17 @@ import path from 'node:path';
 import { errnoCode, isObject } from '../guards.js';
 import { UsageError } from '../errors.js';
 import { writeFileAtomic, type WriteStep } from '../files.js';
-import type { Env } from '../runtime.js';
-import { USER_CONFIG_NAMES, userConfigFolder } from './config-file.js';
+import type { Platform } from '../platform.js';
+import { USER_CONFIG_NAMES } from './config-file.js';
+import { userConfigFolder, type Place } from './dirs.js';
 
 /** Where a key is stored, or why it cannot be: the file exists in a form bds does not rewrite. */
 export type UserConfigTarget =
   { file: string; writable: true } | { file: string; writable: false; reason: 'yaml' | 'named' };
 
 /** Where `bds login` stores a key and `bds logout` removes it. `named`: the file --config or BDS_CONFIG names. */
-export function userConfigTarget(env: Env, homedir: string, cwd: string, named: string | undefined): UserConfigTarget {
-  const folder = userConfigFolder(env, homedir);
+export function userConfigTarget(place: Place, cwd: string, named: string | undefined): UserConfigTarget {
+  const folder = userConfigFolder(place);
   const json = path.join(folder, 'config.json');
   if (named !== undefined && path.resolve(cwd, named) !== json)
     return { file: path.resolve(cwd, named), writable: false, reason: 'named' };
@@ -96,6 +97,7 @@ export function storeKey(
   file: string,
   place: KeyPlace,
   values: { apiKey: string; baseUrl: string },
+  platform: Platform,
   onStep?: (step: WriteStep) => void,
 ): StoredKey {
   const config = readUserConfig(file);
@@ -112,25 +114,35 @@ export function storeKey(
       madeDefault = true;
     }
   }
-  writeUserConfig(file, config, onStep);
+  writeUserConfig(file, config, platform, onStep);
   return { madeDefault };
 }
 
 /** Removes the key (not a key file) of the top level or a profile; false when there was none. */
-export function removeKey(file: string, place: KeyPlace, onStep?: (step: WriteStep) => void): boolean {
+export function removeKey(
+  file: string,
+  place: KeyPlace,
+  platform: Platform,
+  onStep?: (step: WriteStep) => void,
+): boolean {
   const config = readUserConfig(file);
   const holder =
     place.profile === undefined ? config : isObject(config.profiles) ? config.profiles[place.profile] : undefined;
   if (!isObject(holder) || holder.apiKey === undefined) return false;
   delete holder.apiKey;
-  writeUserConfig(file, config, onStep);
+  writeUserConfig(file, config, platform, onStep);
   return true;
 }
 
-function writeUserConfig(file: string, config: Record<string, unknown>, onStep?: (step: WriteStep) => void): void {
+function writeUserConfig(
+  file: string,
+  config: Record<string, unknown>,
+  platform: Platform,
+  onStep?: (step: WriteStep) => void,
+): void {
   try {
     mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-    writeFileAtomic(file, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600, onStep });
+    writeFileAtomic(file, `${JSON.stringify(config, null, 2)}\n`, { platform, mode: 0o600, onStep });
   } catch (error) {
     throw new UsageError(`cannot write the config file ${file} (${errnoCode(error) ?? 'unwritable'})`, {
       hint: 'make its folder writable, or set XDG_CONFIG_HOME to a folder you can write',
