@@ -41,8 +41,9 @@ export function writeFileAtomic(file: string, content: string, options: AtomicWr
     } finally {
       closeSync(fd);
     }
-    if (options.exclusive) linkSync(temp, file);
-    else whileHeld(options.platform, () => renameSync(temp, file));
+    // A lock's name may still be taken on Windows for a moment after its removal (delete pending while another
+    // process has it open): EPERM then, waited for like a rename's.
+    whileHeld(options.platform, () => (options.exclusive ? linkSync(temp, file) : renameSync(temp, file)));
     step('renamed');
   } finally {
     // After a rename there is nothing left to remove; after a link (or a failure) the temp name goes.
@@ -61,7 +62,10 @@ export function writeFileAtomic(file: string, content: string, options: AtomicWr
 const HELD_CODES = new Set(['EPERM', 'EACCES', 'EBUSY']);
 const HELD_PAUSES_MS = [10, 20, 40, 80, 100, 150, 200, 200, 200];
 
-/** Runs `attempt`, again while Windows says another process holds the file; `pause` waits (tests count it). */
+/**
+ * Runs `attempt` (a rename or link), again while Windows says another process holds the file; `pause` waits
+ * (tests count it).
+ */
 export function whileHeld<T>(platform: Platform, attempt: () => T, pause: (ms: number) => void = pauseThread): T {
   for (const ms of platform === 'win32' ? HELD_PAUSES_MS : []) {
     try {

@@ -6,7 +6,7 @@ import { linkSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { errnoCode } from '../guards.js';
 import { LockedError } from '../errors.js';
-import { writeFileAtomic, type WriteStep } from '../files.js';
+import { whileHeld, writeFileAtomic, type WriteStep } from '../files.js';
 import type { Platform } from '../platform.js';
 import { holdLock } from './held-locks.js';
 
@@ -74,7 +74,7 @@ export function takeLock({
     // stale lock we looked at, a rival took over first: put theirs back and stop.
     const aside = `${file}.${randomUUID()}.stale`;
     try {
-      renameSync(file, aside);
+      whileHeld(platform, () => renameSync(file, aside));
     } catch (error) {
       if (errnoCode(error) === 'ENOENT') continue;
       throw error;
