@@ -5,6 +5,7 @@
 
 import { chmodSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import os from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
@@ -12,6 +13,7 @@ import { IO } from '../src/cli/output/io.js';
 import { ask } from '../src/cli/output/prompt.js';
 import { InterruptedError, interruptSignals } from '../src/core/errors.js';
 import { whileHeld } from '../src/core/files.js';
+import { Operation } from '../src/core/operation.js';
 import { chosenDataFile } from '../src/core/preflight/folder.js';
 import { choosePeriod } from '../src/core/preflight/period.js';
 import { searchPlaces } from '../src/core/settings/config-file.js';
@@ -67,6 +69,15 @@ describe('folders per system', () => {
     expect(cacheDir(mac)).toBe('/Users/me/.cache/bds');
     expect(compileCacheFolder({}, 'darwin', '/Users/me')).toBe('/Users/me/.cache/bds/compile-cache');
   });
+});
+
+it("the temp folder for a plain .jsonl's gzipped copy: TMPDIR, else on Windows TEMP or TMP", () => {
+  const tempOn = (platform: NodeJS.Platform, env: Record<string, string>) =>
+    new Operation({ ...processRuntime(), env, platform }, {}, { signal: new AbortController().signal }).tempDir();
+  expect(tempOn('win32', { TEMP: 'C:\\Temp', TMP: 'C:\\Tmp' })).toBe('C:\\Temp');
+  expect(tempOn('win32', { TMP: 'C:\\Tmp' })).toBe('C:\\Tmp');
+  expect(tempOn('win32', { TMPDIR: 'D:\\scratch', TEMP: 'C:\\Temp' })).toBe('D:\\scratch');
+  expect(tempOn('linux', { TEMP: '/windows/only' })).toBe(os.tmpdir());
 });
 
 describe('the config search on Windows', () => {

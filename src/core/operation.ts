@@ -148,8 +148,12 @@ export class Operation {
     return randomUUID();
   }
 
-  /** Where a gzipped copy of a plain .jsonl goes. */
+  /**
+   * Where a gzipped copy of a plain .jsonl goes: TMPDIR on every system, else where os.tmpdir() looks, read
+   * from the Runtime's environment (on Windows TEMP, then TMP).
+   */
   tempDir(): string {
-    return this.runtime.env.TMPDIR || os.tmpdir();
+    const { env, platform } = this.runtime;
+    return env.TMPDIR || (platform === 'win32' ? env.TEMP || env.TMP : undefined) || os.tmpdir();
   }
 }
