@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { shellWord } from '../src/cli/commands/sandbox.js';
 import { InterruptedError } from '../src/core/errors.js';
 import { count, makeFolder, newSource, ROOT, run, sandbox, sandboxEnv, spawnCli, tempDir, until } from './helpers.js';
 
@@ -135,6 +136,28 @@ describe("the sandbox's banner", () => {
     const folder = path.join(ROOT, 'examples', 'records-2024-05');
     expect(deliverLines(res.stdout)).toEqual([`  bds deliver ${folder} --period 2024-05`]);
     expect(existsSync(folder)).toBe(true);
+  });
+
+  it('on Windows: the settings for PowerShell and for cmd.exe, which have no export', async () => {
+    const res = await run(['sandbox', '--port', '0'], { signal: ctrlC(), platform: 'win32' });
+    expect(res.stdout).not.toMatch(/export /);
+    expect(res.stdout).toMatch(
+      /^ {2}\$env:BDS_BASE_URL='http:\/\/127\.0\.0\.1:\d+'; \$env:BDS_API_KEY='svc_test_\w+'; \$env:BDS_SOURCE_ID='src_\w+'$/m,
+    );
+    expect(res.stdout).toMatch(
+      /^ {2}set "BDS_BASE_URL=http:\/\/127\.0\.0\.1:\d+" & set "BDS_API_KEY=svc_test_\w+" & set "BDS_SOURCE_ID=src_\w+"$/m,
+    );
+    expect(deliverLines(res.stdout)).toEqual([
+      `  bds deliver ${path.win32.join(ROOT, 'examples', 'records-2024-05')} --period 2024-05`,
+    ]);
+  });
+
+  it("a folder's path that a shell would split is quoted for the system's shells", () => {
+    expect(shellWord('C:\\Users\\John Smith\\bds\\examples', 'win32')).toBe('"C:\\Users\\John Smith\\bds\\examples"');
+    expect(shellWord('C:\\bds\\examples\\records-2024-05', 'win32')).toBe('C:\\bds\\examples\\records-2024-05');
+    expect(shellWord("/home/o'neil/my bds", 'linux')).toBe("'/home/o'\\''neil/my bds'");
+    expect(shellWord('/opt/bds/examples/records-2024-05', 'darwin')).toBe('/opt/bds/examples/records-2024-05');
+    expect(shellWord('/srv/a\\b', 'linux')).toBe("'/srv/a\\b'");
   });
 
   it('run with npx in a clone: `npx bds` from the clone, where it works', async () => {

@@ -3,6 +3,7 @@
 import path from 'node:path';
 import { Option } from 'commander';
 import { UsageError } from '../../core/errors.js';
+import { pathsOf, type Platform } from '../../core/platform.js';
 import type { Env } from '../../core/runtime.js';
 import { examplesFolder } from '../../core/version.js';
 import { defineCommand } from '../command.js';
@@ -86,9 +87,11 @@ export default defineCommand<SandboxFlags, void>({
               ? `Review: none; a batch stays received until decided with POST ${sandbox.baseUrl}/_sandbox/batches/<id>/review {"status": "accepted"}`
               : `Review: a received batch is in review at once, and ${flags.review === 'accept' ? 'accepted' : 'rejected'} ${flags.reviewAfter} after it was received.`,
             '',
-            'Try it in another terminal:',
-            `  export BDS_BASE_URL=${sandbox.baseUrl} BDS_API_KEY=${sandbox.keys.test} BDS_SOURCE_ID=${sandbox.sourceId}`,
-            ...tryDeliver(examplesFolder(), runtime.env),
+            ...trySettings(
+              { BDS_BASE_URL: sandbox.baseUrl, BDS_API_KEY: sandbox.keys.test, BDS_SOURCE_ID: sandbox.sourceId },
+              runtime.platform,
+            ),
+            ...tryDeliver(examplesFolder(), runtime.env, runtime.platform),
             '',
             'Stop it with Ctrl-C.',
           ].join('\n'),
@@ -115,17 +118,44 @@ export default defineCommand<SandboxFlags, void>({
  * wherever its prefix) `bds` and the examples' absolute path; the single executable holds no examples/, so
  * where to find some.
  */
-function tryDeliver(examples: string | undefined, env: Env): string[] {
+function tryDeliver(examples: string | undefined, env: Env, platform: Platform): string[] {
   if (!examples) {
     return [
       '  bds deliver <a folder your scrubber wrote> --period YYYY-MM',
       '(this standalone bds holds no example folders: examples/ is in the release tarball and the repository)',
     ];
   }
-  const folder = path.join(examples, 'records-2024-05');
+  const paths = pathsOf(platform);
+  const folder = paths.join(examples, 'records-2024-05');
   const npxFrom = env.npm_command === 'exec' ? env.npm_config_local_prefix : undefined;
-  const inClone = npxFrom ? path.relative(npxFrom, folder) : '..';
-  if (!npxFrom || inClone.startsWith('..') || path.isAbsolute(inClone))
-    return [`  bds deliver ${folder} --period 2024-05`];
-  return [`  cd ${npxFrom}`, `  npx bds deliver ${inClone} --period 2024-05`];
+  const inClone = npxFrom ? paths.relative(npxFrom, folder) : '..';
+  const shown = (file: string) => shellWord(file, platform);
+  if (!npxFrom || inClone.startsWith('..') || paths.isAbsolute(inClone))
+    return [`  bds deliver ${shown(folder)} --period 2024-05`];
+  return [`  cd ${shown(npxFrom)}`, `  npx bds deliver ${shown(inClone)} --period 2024-05`];
+}
+
+/**
+ * The banner's lines that set the sandbox's settings, in the shells of the system: POSIX's `export`; on
+ * Windows, where no `export` exists, PowerShell's (Windows Terminal's default) and cmd.exe's.
+ */
+function trySettings(values: Record<string, string>, platform: Platform): string[] {
+  const pairs = Object.entries(values);
+  if (platform !== 'win32') {
+    return ['Try it in another terminal:', `  export ${pairs.map(([name, value]) => `${name}=${value}`).join(' ')}`];
+  }
+  return [
+    'Try it in another terminal, in PowerShell:',
+    `  ${pairs.map(([name, value]) => `$env:${name}='${value}'`).join('; ')}`,
+    'or in cmd.exe:',
+    `  ${pairs.map(([name, value]) => `set "${name}=${value}"`).join(' & ')}`,
+    'then:',
+  ];
+}
+
+/** A path as one word of a command line: as it is when nothing in it needs quoting, else quoted for the shell. */
+export function shellWord(file: string, platform: Platform): string {
+  if ((platform === 'win32' ? /^[\w@+=:,./\\-]+$/ : /^[\w@%+=:,./-]+$/).test(file)) return file;
+  // Double quotes are read alike by PowerShell and cmd.exe, and a Windows path cannot hold one.
+  return platform === 'win32' ? `"${file}"` : `'${file.replace(/'/g, `'\\''`)}'`;
 }
