@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { errnoCode } from './core/guards.js';
 import { UsageError } from './core/errors.js';
+import type { Platform } from './core/platform.js';
 import { sleep, type Env, type Runtime } from './core/runtime.js';
 
 export function processRuntime(given: { env?: Env | undefined; cwd?: string | undefined } = {}): Runtime {
@@ -25,10 +26,18 @@ export function processRuntime(given: { env?: Env | undefined; cwd?: string | un
     sleep,
     random: Math.random,
     isProcessAlive: (pid) => processAlive(() => process.kill(pid, 0)),
-    // Only Linux tells when a process started, in /proc; elsewhere a reused pid keeps a lock (its hint says
-    // which file to remove).
-    processStartedAt: process.platform === 'linux' ? processStartedAt : undefined,
+    processStartedAt: startTimes(process.platform),
   };
+}
+
+/**
+ * When a process started: Linux tells, in /proc. macOS and Windows tell no other process without a command
+ * run or a native call, so there the answer is the machine's boot, the earliest any running process can have
+ * started: a lock written before it is stale whoever has its pid now, and after it a reused pid keeps the lock
+ * (its hint says which file to remove).
+ */
+export function startTimes(platform: Platform): (pid: number) => number | undefined {
+  return platform === 'linux' ? processStartedAt : () => Date.now() - os.uptime() * 1000;
 }
 
 function workingFolder(): string {

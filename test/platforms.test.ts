@@ -11,7 +11,8 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { IO } from '../src/cli/output/io.js';
 import { ask } from '../src/cli/output/prompt.js';
-import { InterruptedError, interruptSignals } from '../src/core/errors.js';
+import { InterruptedError, interruptSignals, LockedError } from '../src/core/errors.js';
+import { takeLock } from '../src/core/delivery/lock.js';
 import { whileHeld } from '../src/core/files.js';
 import { Operation } from '../src/core/operation.js';
 import { chosenDataFile } from '../src/core/preflight/folder.js';
@@ -19,7 +20,7 @@ import { choosePeriod } from '../src/core/preflight/period.js';
 import { searchPlaces } from '../src/core/settings/config-file.js';
 import { cacheDir, stateDir, userConfigFolder } from '../src/core/settings/dirs.js';
 import { resolveSettings } from '../src/core/settings/settings.js';
-import { processAlive, processRuntime } from '../src/process-runtime.js';
+import { processAlive, processRuntime, startTimes } from '../src/process-runtime.js';
 import { CapturedStream, makeFolder, newSource, run, sandbox, sandboxEnv, tempDir } from './helpers.js';
 
 const { compileCacheFolder } = createRequire(import.meta.url)('../bin/compile-cache.js') as {
@@ -202,6 +203,29 @@ describe("a lock's holder, asked without a signal (process.kill(pid, 0))", () =>
   it('an answer that says nothing (Windows: access to a protected process) keeps the lock', () => {
     expect(processAlive(answering('EACCES'))).toBe(true);
     expect(processAlive(answering('UNKNOWN'))).toBe(true);
+  });
+
+  it('macOS and Windows: a lock written before the machine booted is stale, whoever has its pid now', () => {
+    for (const platform of ['darwin', 'win32'] as const) {
+      const file = path.join(tempDir(), 'src_1-2024-05-records.lock');
+      const lock = (startedAt: string) =>
+        takeLock({
+          file,
+          subject: 'src_1 2024-05 records',
+          owner: { pid: 4242, hostname: 'host', startedAt },
+          platform,
+          // The pid is taken again, by whatever process.
+          isProcessAlive: () => true,
+          processStartedAt: startTimes(platform),
+        });
+      const bootedAt = Date.now() - os.uptime() * 1000;
+      lock(new Date(bootedAt - 3_600_000).toISOString());
+      // Written an hour before the boot: taken over.
+      const unlock = lock(new Date().toISOString());
+      // Written since the boot by a pid that runs: kept.
+      expect(() => lock(new Date().toISOString())).toThrow(LockedError);
+      unlock();
+    }
   });
 });
 

@@ -25,7 +25,10 @@ export interface Runtime {
   random: () => number;
   /** Whether a process with this pid is running (for stale locks); when the system cannot tell, true. */
   isProcessAlive: (pid: number) => boolean;
-  /** When a running process started (ms since the epoch), where the system tells: a lock's pid may be reused. */
+  /**
+   * When a running process started (ms since the epoch), where the system tells, or at least not before (the
+   * boot): a lock's pid may be reused.
+   */
   processStartedAt?: (pid: number) => number | undefined;
   /** Timeouts and retry policy; tests shorten them. */
   http?: Partial<HttpTuning>;
