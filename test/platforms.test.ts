@@ -13,7 +13,7 @@ import { IO } from '../src/cli/output/io.js';
 import { ask } from '../src/cli/output/prompt.js';
 import { InterruptedError, interruptSignals, LockedError } from '../src/core/errors.js';
 import { takeLock } from '../src/core/delivery/lock.js';
-import { whileHeld } from '../src/core/files.js';
+import { flushFolder, whileHeld, writeFileAtomic } from '../src/core/files.js';
 import { Operation } from '../src/core/operation.js';
 import { chosenDataFile } from '../src/core/preflight/folder.js';
 import { choosePeriod } from '../src/core/preflight/period.js';
@@ -138,6 +138,17 @@ describe('what protects the config file', () => {
     expect(await warningsOn('win32', {}, config)).toEqual([]);
     expect(await warningsOn('win32', { BDS_API_KEY_FILE: keyFile })).toEqual([]);
   });
+});
+
+it('the crash-safe write flushes the folder on POSIX, and on Windows, which has no such call, does not ask', () => {
+  const dir = tempDir();
+  expect(flushFolder(dir, 'linux')).toBe(true);
+  expect(flushFolder(dir, 'darwin')).toBe(true);
+  expect(flushFolder(dir, 'win32')).toBe(false);
+  // The write itself is whole either way.
+  const steps: string[] = [];
+  writeFileAtomic(path.join(dir, 'record.json'), '{}\n', { platform: 'win32', onStep: (step) => steps.push(step) });
+  expect(steps).toEqual(['written', 'flushed', 'renamed', 'folder-flushed']);
 });
 
 describe('a rename while another process holds the file', () => {

@@ -84,21 +84,23 @@ function pauseThread(ms: number): void {
 }
 
 /**
- * Flushes a folder's entries (a rename, a removal) to disk, where the system allows it. Windows has no such
- * call (a folder cannot even be opened for it: EISDIR or EPERM), and is not asked.
+ * Flushes a folder's entries (a rename, a removal) to disk, where the system allows it; says whether it did.
+ * Windows has no such call (a folder cannot even be opened for it: EISDIR or EPERM), and is not asked.
  */
-export function flushFolder(dir: string, platform: Platform): void {
-  if (platform === 'win32') return;
+export function flushFolder(dir: string, platform: Platform): boolean {
+  if (platform === 'win32') return false;
   let fd: number;
   try {
     fd = openSync(dir, 'r');
   } catch {
-    return;
+    return false;
   }
   try {
     fsyncSync(fd);
+    return true;
   } catch {
     // Some file systems cannot flush a folder; the rename is as safe as they make it.
+    return false;
   } finally {
     closeSync(fd);
   }
