@@ -113,12 +113,25 @@ const FOLDER_OPTIONS = {
 } as const satisfies Record<string, OptionKind>;
 
 const DELIVERY_CHOICES = {
+  limitRate: 'rate',
   force: 'boolean',
   dryRun: 'boolean',
   skipDelivered: 'boolean',
   wait: 'boolean',
   timeout: 'number',
 } as const satisfies Record<string, OptionKind>;
+
+/**
+ * deliver's and deliverMany's upload rate cap: bytes per second, or a string as curl writes it ("500K", "10M",
+ * "1G"; K = 1024); 0 for none. Default BDS_LIMIT_RATE or the config file's limitRate.
+ */
+export type UploadRateOption = number | string;
+
+/** What deliver and deliverMany take besides the folder options. */
+export interface UploadOptions {
+  /** Caps the upload (every month of a deliverMany together). */
+  limitRate?: UploadRateOption;
+}
 
 /** The pre-flight of deliver, offline: no key, no base URL, no request. */
 export function check(options: CheckOptions & LibraryOptions): Promise<CheckResult> {
@@ -138,10 +151,18 @@ export function checkMany(options: CheckManyOptions & LibraryOptions): Promise<C
  * Checks the folder and delivers it as one batch: the object `bds deliver --json` prints. With `wait`, then waits
  * for the month's review as `waitForReview` does, and the result has `review`.
  */
-export function deliver(options: DeliverOptions & LibraryOptions & { dryRun?: false }): Promise<DeliverResult>;
-export function deliver(options: DeliverOptions & LibraryOptions & { dryRun: true }): Promise<DryRunResult>;
-export function deliver(options: DeliverOptions & LibraryOptions): Promise<DeliverResult | DryRunResult>;
-export function deliver(options: DeliverOptions & LibraryOptions): Promise<DeliverResult | DryRunResult> {
+export function deliver(
+  options: DeliverOptions & UploadOptions & LibraryOptions & { dryRun?: false },
+): Promise<DeliverResult>;
+export function deliver(
+  options: DeliverOptions & UploadOptions & LibraryOptions & { dryRun: true },
+): Promise<DryRunResult>;
+export function deliver(
+  options: DeliverOptions & UploadOptions & LibraryOptions,
+): Promise<DeliverResult | DryRunResult>;
+export function deliver(
+  options: DeliverOptions & UploadOptions & LibraryOptions,
+): Promise<DeliverResult | DryRunResult> {
   return withOperation(
     'deliver',
     options,
@@ -157,7 +178,9 @@ export function deliver(options: DeliverOptions & LibraryOptions): Promise<Deliv
  * month that fails does not stop the others: the result has its error, and `exit_code` is the first failed
  * month's. The signal stops every month (records saved) and rejects as `deliver` does.
  */
-export async function deliverMany(options: DeliverManyOptions & LibraryOptions): Promise<DeliverManyResult> {
+export async function deliverMany(
+  options: DeliverManyOptions & UploadOptions & LibraryOptions,
+): Promise<DeliverManyResult> {
   const kinds = {
     dirs: 'folders',
     product: 'product',
@@ -231,7 +254,7 @@ export function waitForReview(options: WaitForReviewOptions & LibraryOptions = {
  */
 async function withOperation<T>(
   call: string,
-  options: LibraryOptions & { sourceId?: string | undefined },
+  options: LibraryOptions & { sourceId?: string | undefined; limitRate?: UploadRateOption | undefined },
   kinds: Record<string, OptionKind>,
   work: (op: Operation) => Promise<T>,
   required: readonly string[] = [],
@@ -251,6 +274,11 @@ async function withOperation<T>(
       profile: options.profile,
       config: options.config,
       source: options.sourceId,
+      // Checked as the CLI's --limit-rate is, with BDS_LIMIT_RATE and the config file's limitRate under it.
+      limitRate:
+        options.limitRate === undefined
+          ? undefined
+          : { value: String(options.limitRate), from: 'the limitRate option' },
     };
     return await work(new Operation(runtime, flags, { signal: controller.signal, onEvent: options.onEvent }));
   } finally {

@@ -31,6 +31,7 @@ const ORDER = [
   'key',
   'profile',
   'source id',
+  'upload rate',
   'state folder',
   'cache folder',
   'temp folder',

@@ -21,6 +21,8 @@ export interface CommonOptions {
   /** A watched command's (CommandSpec.monitored). */
   pingUrl?: string;
   metricsFile?: string;
+  /** deliver's upload rate cap, as written. */
+  limitRate?: string;
 }
 
 export interface ArgumentSpec {

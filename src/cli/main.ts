@@ -49,6 +49,7 @@ Settings (highest first: flags, environment, config file):
   BDS_CONFIG          config file to use instead of searching (--config)
   BDS_PING_URL        deliver: a URL to ping as the run starts and ends (--ping-url)
   BDS_METRICS_FILE    deliver: a Prometheus textfile of each month's outcome (--metrics-file)
+  BDS_LIMIT_RATE      deliver: cap the upload, bytes/s as curl writes them: 500K, 10M (--limit-rate)
   HTTPS_PROXY, HTTP_PROXY, NO_PROXY   proxies; NODE_EXTRA_CA_CERTS for a corporate CA
   NO_COLOR            no colours; XDG_STATE_HOME holds delivery records (~/.local/state/bds)
   XDG_CACHE_HOME      remembered checks of data files (~/.cache/bds)

@@ -30,6 +30,7 @@ export async function runCommand(
     config: options.config,
     pingUrl: options.pingUrl,
     metricsFile: options.metricsFile,
+    limitRate: options.limitRate === undefined ? undefined : { value: options.limitRate, from: '--limit-rate' },
   };
   const op = new Operation(runtime, flags, {
     signal: runtime.signal,

@@ -5,7 +5,8 @@
 import { PRODUCTS } from './api/types.js';
 import { UsageError } from './errors.js';
 
-export type OptionKind = 'string' | 'boolean' | 'number' | 'function' | 'object' | 'signal' | 'folders' | 'product';
+export type OptionKind =
+  'string' | 'boolean' | 'number' | 'function' | 'object' | 'signal' | 'folders' | 'product' | 'rate';
 
 const EXPECTED: Record<OptionKind, string> = {
   string: 'a string',
@@ -15,6 +16,7 @@ const EXPECTED: Record<OptionKind, string> = {
   object: 'an object',
   signal: 'an AbortSignal',
   folders: 'an array of folders (strings)',
+  rate: 'bytes per second: a number, or a string such as "10M"',
   product: PRODUCTS.map((product) => `"${product}"`)
     .join(', ')
     .replace(/, ([^,]*)$/, ' or $1'),
@@ -58,6 +60,8 @@ function isKind(value: unknown, kind: OptionKind): boolean {
         typeof (value as AbortSignal | null)?.aborted === 'boolean' &&
         typeof (value as AbortSignal).addEventListener === 'function'
       );
+    case 'rate':
+      return typeof value === 'string' || typeof value === 'number';
     case 'object':
       return value !== null && typeof value === 'object' && !Array.isArray(value);
     default:

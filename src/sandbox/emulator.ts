@@ -14,6 +14,7 @@ import { SandboxStore, type ReviewMode, type ReviewStatus } from './store.js';
 export { SANDBOX_KEYS } from './server.js';
 export { FaultInjector, ROUTE_NAMES } from './faults.js';
 export type { Fault, RouteName } from './faults.js';
+export { RECEIVED_SLOT_MS } from './http.js';
 export type { RecordedRequest } from './http.js';
 export { SandboxStore } from './store.js';
 export type { BatchRecord, ReviewMode, ReviewStatus, SourceRecord, UploadRecord } from './store.js';

@@ -16,12 +16,20 @@ export interface RecordedRequest {
   /** Lower-cased names. */
   headers: Record<string, string>;
   bodyBytes: number;
+  /**
+   * An upload's body as it arrived: the bytes received in each RECEIVED_SLOT_MS since startedAt (a rate cap is
+   * measured on it). Its length grows with the upload's time, not its size.
+   */
+  received: number[];
   /** What was answered, 0 if nothing. */
   status: number;
   /** When the request arrived and when its connection was done with it (performance.now(), ms): overlaps show concurrency. */
   startedAt: number;
   endedAt: number | undefined;
 }
+
+/** The width of a slot of RecordedRequest.received, in ms. */
+export const RECEIVED_SLOT_MS = 50;
 
 export interface Reply {
   status: number;
@@ -109,6 +117,7 @@ export async function serveRoute(
     path: req.url ?? '',
     headers: lowerCaseHeaders(req),
     bodyBytes: 0,
+    received: [],
     status: 0,
     startedAt: performance.now(),
     endedAt: undefined,

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import type { Exchange } from './http.js';
-import { lowerCaseHeaders } from './http.js';
+import { lowerCaseHeaders, RECEIVED_SLOT_MS, type RecordedRequest } from './http.js';
 import type { SandboxStore } from './store.js';
 
 /** Large buffers so that multi-GiB uploads go at disk speed. */
@@ -50,6 +50,7 @@ export async function receiveUpload(exchange: Exchange, store: SandboxStore, bat
     for await (let chunk of source) {
       bytes += chunk.length;
       record.bodyBytes = bytes;
+      countArrival(record, chunk.length);
       if (resetAfter !== undefined && bytes >= resetAfter) throw new ResetFault();
       if (corrupt && chunk.length > 0) {
         chunk = Buffer.from(chunk);
@@ -85,6 +86,12 @@ export async function receiveUpload(exchange: Exchange, store: SandboxStore, bat
     return { kind: 'not_awaiting' };
   }
   return { kind: 'stored', bytes, sha256 };
+}
+
+function countArrival(record: RecordedRequest, bytes: number): void {
+  const slot = Math.floor((performance.now() - record.startedAt) / RECEIVED_SLOT_MS);
+  while (record.received.length <= slot) record.received.push(0);
+  record.received[slot]! += bytes;
 }
 
 class ResetFault extends Error {

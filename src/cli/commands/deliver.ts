@@ -56,6 +56,10 @@ export default defineCommand<DeliverFlags, Outcome>({
       '--jobs <n>',
       `several folders: how many months run at once, ${JOBS.min} to ${JOBS.max} (default ${JOBS.default})`,
     ),
+    new Option(
+      '--limit-rate <rate>',
+      'cap the upload at this many bytes/s, all months together: 500K, 10M, 1G, K = 1024 as in curl (BDS_LIMIT_RATE)',
+    ),
     ...reviewOptions('then wait for the review of the months delivered (--fail-on defaults to rejected)'),
     new Option('--ping-url <url>', 'ping this URL as the run starts and ends, healthchecks.io-style (BDS_PING_URL)'),
     new Option(

@@ -10,6 +10,7 @@ export class DeliveryView {
   /** When the upload in progress began, to close it with its size, time and rate. */
   private uploadStarted: number | undefined;
   private uploadBytes = 0;
+  private rateCap: number | null = null;
 
   constructor(
     private readonly io: IO,
@@ -24,7 +25,7 @@ export class DeliveryView {
       case 'notice':
         return sayNotice(io, event);
       case 'progress':
-        return io.progress(event.sent, event.total, 'uploaded');
+        return io.progress(event.sent, event.total, 'uploaded', this.rateCap);
       case 'reading':
         return io.progress(event.read, event.total, 'read');
       case 'ended':
@@ -47,6 +48,7 @@ export class DeliveryView {
       case 'uploading':
         this.uploadStarted = this.now().getTime();
         this.uploadBytes = event.bytes;
+        this.rateCap = event.rateCap;
         return io.step(stepText(event, this.cwd));
       case 'completing':
         this.closeUpload();

@@ -202,10 +202,13 @@ export class IO {
     else if (text && !this.flags.quiet) this.line(text);
   }
 
-  /** Bytes of the current step's work done (a file read, an upload): a bar on a terminal, else a line every 10 s. */
-  progress(done: number, total: number, verb: ProgressVerb): void {
+  /**
+   * Bytes of the current step's work done (a file read, an upload): a bar on a terminal (the step's text says a
+   * rate cap), else a line every 10 s.
+   */
+  progress(done: number, total: number, verb: ProgressVerb, rateCap?: number | null): void {
     const now = this.options.now().getTime();
-    const sample = { sent: done, total, elapsedMs: now - this.stepStarted };
+    const sample = { sent: done, total, elapsedMs: now - this.stepStarted, rateCap };
     if (this.spinner?.isSpinning) {
       if (now - this.lastSpinnerUpdate < SPINNER_UPDATE_INTERVAL_MS && done < total) return;
       this.lastSpinnerUpdate = now;

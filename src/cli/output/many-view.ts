@@ -8,7 +8,7 @@ import type { Month } from '../../core/status/ledger.js';
 import { InterruptedError, type BdsError } from '../../core/errors.js';
 import { formatBytes, formatDuration, formatRate } from './format.js';
 import type { IO } from './io.js';
-import { progressBar, progressLine, WAITING_FOR_STORAGE } from './progress.js';
+import { capText, progressBar, progressLine, WAITING_FOR_STORAGE } from './progress.js';
 import { deliveredText, sayNotice, stepText } from './words.js';
 
 /** The live block is redrawn this often while nothing else happens (the spinner's pace). */
@@ -38,6 +38,8 @@ export class ManyView {
   private readonly started: number;
   private timer: NodeJS.Timeout | undefined;
   private frame = 0;
+  /** The run's upload rate cap, shared by all months (--limit-rate), once an upload says it. */
+  private rateCap: number | null = null;
 
   constructor(
     private readonly io: IO,
@@ -128,6 +130,7 @@ export class ManyView {
       case 'uploading':
         month.doing = `uploading to ${event.batchId}`;
         month.transfer = { kind: 'uploaded', done: 0, total: event.bytes, startedAt: this.now().getTime() };
+        this.rateCap = event.rateCap;
         return this.logFor(month, text);
       case 'completing':
         month.doing = `confirming ${event.batchId}`;
@@ -214,7 +217,8 @@ export class ManyView {
       : done >= ESTIMATE_AFTER.fraction && elapsed >= ESTIMATE_AFTER.ms && done < 1
         ? `, about ${formatDuration((elapsed * (1 - done)) / done)} left`
         : '';
-    const rate = sent > 0 ? ` (${formatRate(sent, elapsed)})` : '';
+    const cap = this.rateCap ? `, ${capText(this.rateCap)}` : '';
+    const rate = sent > 0 ? ` (${formatRate(sent, elapsed)}${cap})` : '';
     const failed = this.months.filter((m) => m.failed).length;
     return `${finished} of ${this.months.length} done${failed ? ` (${failed} failed)` : ''}, ${formatBytes(sent)} sent${rate}${left}`;
   }

@@ -6,6 +6,8 @@ export interface ProgressSample {
   sent: number;
   total: number;
   elapsedMs: number;
+  /** The upload's rate cap (--limit-rate), bytes per second. */
+  rateCap?: number | null | undefined;
 }
 
 /** What the bytes of a progress line are: read by the pre-flight pass, or sent by the upload. */
@@ -41,9 +43,15 @@ export function progressBar(sample: ProgressSample, verb: ProgressVerb, width = 
 }
 
 export function progressLine(sample: ProgressSample, verb: ProgressVerb): string {
-  const { sent, total, elapsedMs } = sample;
+  const { sent, total, elapsedMs, rateCap } = sample;
   const percent = total > 0 ? Math.floor((Math.min(sent, total) / total) * 100) : 100;
   const rate = formatRate(sent, elapsedMs);
+  const cap = rateCap ? ` (${capText(rateCap)})` : '';
   const after = allUploaded(sample, verb) ? `; ${WAITING_FOR_STORAGE}` : '';
-  return `${verb} ${formatBytes(sent)} of ${formatBytes(total)} (${percent}%)${rate ? `, ${rate}` : ''}${after}`;
+  return `${verb} ${formatBytes(sent)} of ${formatBytes(total)} (${percent}%)${rate ? `, ${rate}${cap}` : ''}${after}`;
+}
+
+/** "capped at 10.5 MB/s": in the same units as the rate shown beside it. */
+export function capText(bytesPerSecond: number): string {
+  return `capped at ${formatRate(bytesPerSecond, 1000)}`;
 }

@@ -9,6 +9,7 @@ import type { EventListener, Notice, StepEvent } from '../../core/delivery/event
 import type { BatchRef } from '../../core/api/types.js';
 import { counted, formatBytes, formatDuration } from './format.js';
 import type { IO } from './io.js';
+import { capText } from './progress.js';
 
 /** The line that opens a step; `cwd`: the working folder, which the data file is named from. */
 export function stepText(event: StepEvent, cwd: string): string {
@@ -22,7 +23,7 @@ export function stepText(event: StepEvent, cwd: string): string {
     case 'creating':
       return `creating the ${event.product} batch for ${event.period}`;
     case 'uploading':
-      return `uploading ${event.bytes} bytes to ${event.batchId}`;
+      return `uploading ${event.bytes} bytes to ${event.batchId}${event.rateCap === null ? '' : `, ${capText(event.rateCap)}`}`;
     case 'completing':
       return `confirming ${event.batchId} with sha256 ${event.sha256}`;
     case 'done':
@@ -30,10 +31,11 @@ export function stepText(event: StepEvent, cwd: string): string {
   }
 }
 
-/** Says a notice: as a warning or not, as noticeText decides; `about` starts the line (a month of several). */
+/** Says a notice: as a warning, a notice or a --verbose line, as noticeText decides; `about` starts the line. */
 export function sayNotice(io: IO, notice: Notice, about = ''): void {
-  const { warning, text } = noticeText(notice);
+  const { warning, verbose, text } = noticeText(notice);
   if (warning) io.warn(`${about}${text}`);
+  else if (verbose) io.verbose(`${about}${text}`);
   else io.notice(`${about}${text}`);
 }
 
@@ -49,15 +51,22 @@ export function deliveredText(batch: BatchRef, skipped: boolean): string {
   return `${skipped ? 'already delivered as' : 'delivered'} ${batch.id} (${batch.status})`;
 }
 
-/** A notice as a line, and whether it is a warning (shown even with --quiet). */
-function noticeText(notice: Notice): { warning: boolean; text: string } {
+/** A notice as a line, and whether it is a warning (shown even with --quiet) or for --verbose only. */
+function noticeText(notice: Notice): { warning: boolean; verbose?: boolean; text: string } {
   const info = (text: string) => ({ warning: false, text });
   const warning = (text: string) => ({ warning: true, text });
+  const verbose = (text: string) => ({ warning: false, verbose: true, text });
   switch (notice.code) {
     case 'warning':
       return warning(notice.message);
     case 'test_key':
       return info('test key (svc_test_): test-mode batches never become billable');
+    case 'upload_rate':
+      return verbose(
+        notice.bytesPerSecond === null
+          ? `upload rate: not capped (${notice.written} from ${notice.from})`
+          : `upload rate ${capText(notice.bytesPerSecond)} (${notice.written} = ${notice.bytesPerSecond} bytes/s, from ${notice.from})`,
+      );
     case 'resuming':
       return info(
         notice.batchId

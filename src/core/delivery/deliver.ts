@@ -7,11 +7,13 @@ import type { BatchListEntry, BatchStatus, Product } from '../api/types.js';
 import { UsageError, type BdsError } from '../errors.js';
 import type { ApiAccess, Operation } from '../operation.js';
 import { stateDir } from '../settings/dirs.js';
+import { uploadRate } from '../settings/rate.js';
 import { requireSource } from '../settings/settings.js';
 import { Delivery } from './delivery.js';
 import { checkFolder, type FolderCheck, type FolderOptions } from '../preflight/folder.js';
 import { takeLock } from './lock.js';
 import { compareSchema, planFolder, type SchemaBaseline, type SchemaChanges } from './plan.js';
+import { RateLimiter } from './rate-limit.js';
 import { RecordStore } from './record-store.js';
 import { removeCopy } from '../datapass/data-pass.js';
 import type { RerunDecision } from './rerun.js';
@@ -78,6 +80,8 @@ export interface MonthInRun {
 export interface DeliveryTarget {
   sourceId: string;
   access: ApiAccess;
+  /** The upload rate cap, one for the whole run: every month's upload shares it. */
+  limiter: RateLimiter | undefined;
 }
 
 /** What a delivery may do once its folder is checked. */
@@ -102,13 +106,24 @@ export function checkChoices({ force, skipDelivered }: DeliveryChoices): void {
   }
 }
 
-/** Settings, source and key, checked once however many folders follow; the settings' warnings are told. */
+/**
+ * Settings, source, key and rate cap, checked once however many folders follow; the settings' warnings are told,
+ * and the rate cap with where it came from.
+ */
 export async function deliveryTarget(op: Operation): Promise<DeliveryTarget> {
   await op.announceSettings();
-  const sourceId = requireSource(await op.settings());
+  const settings = await op.settings();
+  const sourceId = requireSource(settings);
   const access = await op.apiAccess();
+  const rate = uploadRate(settings);
   if (access.key.mode === 'test') op.onEvent({ type: 'notice', code: 'test_key' });
-  return { sourceId, access };
+  if (rate) op.onEvent({ type: 'notice', code: 'upload_rate', ...rate });
+  const { runtime } = op;
+  const limiter =
+    rate?.bytesPerSecond != null
+      ? new RateLimiter(rate.bytesPerSecond, { now: () => runtime.now().getTime(), sleep: runtime.sleep })
+      : undefined;
+  return { sourceId, access, limiter };
 }
 
 /** The quick checks of a folder (period, layout, report, schema, product); its warnings are told. */
@@ -133,7 +148,7 @@ export async function checkDeliveryFolder(options: FolderOptions, op: Operation)
  */
 export async function runDelivery(
   folder: FolderCheck,
-  { sourceId, access }: DeliveryTarget,
+  { sourceId, access, limiter }: DeliveryTarget,
   options: DeliveryChoices,
   op: Operation,
   run?: MonthInRun,
@@ -183,6 +198,7 @@ export async function runDelivery(
           signal: op.signal,
           sameFile,
           many: run !== undefined,
+          limiter,
         });
         const summary: DeliverySummary = {
           source_id: sourceId,

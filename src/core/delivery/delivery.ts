@@ -14,6 +14,7 @@ import type { EventListener, Notice, StepData, StepEvent } from './events.js';
 import type { DeliveryPlan } from './plan.js';
 import type { DeliveryKey, DeliveryRecord, RecordStore } from './record-store.js';
 import { openUpload } from '../datapass/data-pass.js';
+import { throttled, type RateLimiter } from './rate-limit.js';
 import { changeSince } from '../datapass/file-stamp.js';
 import { decideRerun, isDelivered, type RerunDecision } from './rerun.js';
 import { sameFileError, type SameFile } from './same-file.js';
@@ -40,6 +41,8 @@ export interface DeliveryOptions {
   sameFile?: SameFile | undefined;
   /** One of several folders: a refusal's hint names this folder alone. */
   many?: boolean | undefined;
+  /** The run's upload rate cap, shared with the other months' uploads; none: full speed. */
+  limiter?: RateLimiter | undefined;
 }
 
 export interface DeliveryOutcome {
@@ -286,10 +289,10 @@ export class Delivery {
 
   /** Sends the file, hashing what leaves: bytes other than the checked ones are never confirmed. */
   private async upload(): Promise<void> {
-    const { plan, client } = this.options;
+    const { plan, client, limiter } = this.options;
     const { batchId, upload } = this.requireBatch();
     const total = plan.upload.size;
-    this.step({ step: 'uploading', batchId, bytes: total });
+    this.step({ step: 'uploading', batchId, bytes: total, rateCap: limiter?.bytesPerSecond ?? null });
     this.emitProgress(batchId, 0, total);
     let hash = createHash('sha256');
     try {
@@ -300,7 +303,8 @@ export class Delivery {
           open: () => {
             this.assertFileUnchanged();
             hash = createHash('sha256');
-            return openUpload(plan.upload);
+            const file = openUpload(plan.upload);
+            return limiter ? throttled(file, limiter, this.signal) : file;
           },
         },
         (sent, chunk) => {

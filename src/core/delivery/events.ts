@@ -28,7 +28,12 @@ export type StepEvent = Month & { type: 'step' } & (
         sourceId: string;
       }
     | { step: 'creating' }
-    | { step: 'uploading'; batchId: string; bytes: number }
+    | /** `rateCap`: the run's upload rate cap in bytes per second (--limit-rate), null for none. */ {
+        step: 'uploading';
+        batchId: string;
+        bytes: number;
+        rateCap: number | null;
+      }
     | { step: 'completing'; batchId: string; sha256: string }
     | { step: 'done'; batchId: string; status: BatchStatus; skipped: boolean }
   );
@@ -44,6 +49,8 @@ export type Notice =
   /** A settings or pre-flight warning; its text is the core's, like an error message. */
   | { code: 'warning'; message: string }
   | { code: 'test_key' }
+  /** The upload rate cap of the run (bytesPerSecond null: lifted by a 0), as written and where it came from. */
+  | { code: 'upload_rate'; bytesPerSecond: number | null; written: string; from: string }
   | { code: 'resuming'; batchId: string | undefined }
   /** An interrupted delivery made with another report or schema: left awaiting_upload, a fresh batch instead. */
   | { code: 'inputs_changed'; batchId: string | undefined }

@@ -4,6 +4,7 @@
 import { KEY_PREFIXES } from '../api/types.js';
 import { BdsError } from '../errors.js';
 import type { Operation } from '../operation.js';
+import { uploadRate } from '../settings/rate.js';
 import { requireApiKey, requireBaseUrl, type ApiKey, type Settings } from '../settings/settings.js';
 import { withoutKeys } from '../settings/text.js';
 import { fail, ok, warn, type Finding } from './doctor-check.js';
@@ -51,6 +52,19 @@ export async function settingsChecks(op: Operation): Promise<SettingsFindings> {
         : 'none set; deliver and list take one from --source, BDS_SOURCE_ID or sourceId',
     ),
   );
+  try {
+    const rate = uploadRate(settings);
+    findings.push(
+      ok(
+        'upload rate',
+        rate?.bytesPerSecond
+          ? `capped at ${rate.bytesPerSecond} bytes/s (${rate.written}, from ${rate.from})`
+          : `not capped${rate ? ` (${rate.written}, from ${rate.from})` : ''}`,
+      ),
+    );
+  } catch (error) {
+    findings.push(failure('upload rate', error));
+  }
   return result;
 }
 

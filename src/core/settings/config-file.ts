@@ -15,7 +15,15 @@ import type { Env } from '../runtime.js';
 import { userConfigFolder } from './dirs.js';
 import { closestName, shownText, type SettingsWarning } from './text.js';
 
-export const CONFIG_KEYS = ['apiKey', 'apiKeyFile', 'baseUrl', 'sourceId', 'pingUrl', 'metricsFile'] as const;
+export const CONFIG_KEYS = [
+  'apiKey',
+  'apiKeyFile',
+  'baseUrl',
+  'sourceId',
+  'pingUrl',
+  'metricsFile',
+  'limitRate',
+] as const;
 export type ConfigKey = (typeof CONFIG_KEYS)[number];
 export type ConfigValues = Partial<Record<ConfigKey, string>>;
 /** What the top level holds besides a profile's settings. */
@@ -268,6 +276,11 @@ function pickValues(file: string, raw: unknown, prefix: string): ConfigValues {
   for (const key of CONFIG_KEYS) {
     const value = raw[key];
     if (value === undefined) continue;
+    // A rate may be written as a number of bytes per second (`limitRate: 1048576`).
+    if (key === 'limitRate' && typeof value === 'number') {
+      values[key] = String(value);
+      continue;
+    }
     if (typeof value !== 'string') throw new UsageError(`in the config file ${file}: ${prefix}${key} must be a string`);
     values[key] = value;
   }

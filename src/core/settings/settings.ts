@@ -23,6 +23,8 @@ export interface SettingsFlags {
   /** deliver's monitoring: --ping-url and --metrics-file. */
   pingUrl?: string | undefined;
   metricsFile?: string | undefined;
+  /** deliver's upload rate cap as written (`10M`), and what gave it: `--limit-rate` or the limitRate option. */
+  limitRate?: Sourced<string> | undefined;
   /**
    * A profile the config file does not hold yet is no error: its settings are the file's top level (`bds login
    * --profile <new>`, which is about to write it).
@@ -55,6 +57,8 @@ export interface Settings {
   pingUrl: Sourced<string> | undefined;
   /** deliver's metrics file, an absolute path. */
   metricsFile: Sourced<string> | undefined;
+  /** deliver's upload rate cap as written, checked by rate.ts's uploadRate (only deliver fails on a bad one). */
+  limitRate: Sourced<string> | undefined;
   warnings: SettingsWarning[];
 }
 
@@ -132,6 +136,11 @@ export async function resolveSettings(flags: SettingsFlags, where: SettingsEnvir
         configMetrics && path.resolve(file ? path.dirname(file.path) : where.cwd, configMetrics),
         fromFile.from,
       ]),
+    limitRate: pick<string>(
+      [nonEmpty(flags.limitRate?.value), flags.limitRate?.from ?? ''],
+      [nonEmpty(env.BDS_LIMIT_RATE), 'BDS_LIMIT_RATE'],
+      [nonEmpty(fromFile.values.limitRate), fromFile.from],
+    ),
     warnings,
   };
 }
