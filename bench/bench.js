@@ -65,6 +65,8 @@ const CORES = Math.min(os.availableParallelism?.() ?? os.cpus().length, 8);
 /** libuv's thread pool as bin/bds.js sizes it; bench/bds-timed.js, an ES module, gets it from its environment. */
 const THREADPOOL = String(Math.max(4, CORES + 1));
 const LOADS = ['quiet', 'busy'];
+/** The capped upload's --limit-rate: 50 MB/s, in the decimal units of the table's rates. */
+const RATE_CAP = 50_000_000;
 const SECONDS_PER_TICK = 1 / 100; // USER_HZ is 100 on Linux
 
 const FULL = { size: 2 ** 30, rssSize: 4 * 2 ** 30, plainSize: 128 * 2 ** 20, runs: 3, startupRuns: 20 };
@@ -511,8 +513,8 @@ class Bench {
   }
 
   /** bds deliver, its upload checked against the local file (or, for a plain .jsonl, against bds's checksum). */
-  async deliver(home, data, { fromCache = false, source = this.source() } = {}) {
-    const result = await this.bds(['deliver', data.dir, '--source', source], { home, data, fromCache });
+  async deliver(home, data, { fromCache = false, source = this.source(), args = [] } = {}) {
+    const result = await this.bds(['deliver', data.dir, '--source', source, ...args], { home, data, fromCache });
     if (!result.out.skipped) {
       const expected = data.sha256 ? data : { sha256: result.out.sha256, bytes: result.out.bytes };
       this.verifyAndClean(result.out.batch.id, `bds deliver ${path.basename(data.dir)}`, expected);
@@ -522,6 +524,12 @@ class Bench {
 
   check(home, data) {
     return this.bds(['check', data.dir], { home, data, fromCache: false });
+  }
+
+  /** A first delivery with --limit-rate: its upload phase, whose rate the table compares with the cap. */
+  async capped() {
+    const result = await this.deliver(this.freshHome(), this.data, { args: ['--limit-rate', String(RATE_CAP)] });
+    return { upload: result.upload, bytes: result.out.bytes, others: result.others };
   }
 
   /** A first delivery, then the same command again: "already delivered". */
@@ -644,6 +652,7 @@ const SUMMARY = {
       .map(([k, v]) => `${k} ${v.toFixed(2)}`)
       .join(', ')}`,
   curl: (r) => seconds(r.wall),
+  capped: (r) => `upload ${seconds(r.upload)}, ${mbps(r.bytes, r.upload)}`,
 };
 
 /**
@@ -739,6 +748,7 @@ function summarize(loadResult, options) {
     big: loadResult.big,
     baseline: runs.baseline ?? [],
     curl: median(pick(runs.curl, (r) => r.wall)),
+    capped: median(pick(runs.capped, (r) => r.upload)),
     n: options.runs,
   };
 }
@@ -919,6 +929,15 @@ function report(results) {
       ],
     );
   }
+  if (Number.isFinite(quiet?.capped)) {
+    const achieved = data.bytes / quiet.capped / RATE_CAP;
+    rows.push([
+      `bds upload phase with --limit-rate ${RATE_CAP}, median of ${n}`,
+      `${seconds(quiet.capped)}, ${mbps(data.bytes, quiet.capped)} (${ratio(achieved)} of the cap)`,
+      '',
+      `within 10% of ${mbps(RATE_CAP, 1)}: ${Math.abs(achieved - 1) <= 0.1 ? 'met' : 'MISSED'}`,
+    ]);
+  }
   rows.push([
     'bench process peak RSS (the sandbox; data generation too, when it ran)',
     mb(results.sandboxRss),
@@ -973,7 +992,7 @@ async function runLoad(loadName, bench, options, { data, bigData, plain, pigzIns
     ...(pigzInstalled ? ['pigz'] : []),
     // The comparisons with hand-written tools are for a quiet machine.
     ...(quiet && options.baseline ? ['baseline'] : []),
-    ...(quiet ? ['curl'] : []),
+    ...(quiet ? ['curl', 'capped'] : []),
   ];
   const runs = Object.fromEntries(contenders.map((name) => [name, []]));
   const others = [];
