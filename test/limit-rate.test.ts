@@ -201,7 +201,9 @@ describe('--limit-rate', () => {
     const box = await sandbox();
     const home = tempDir();
     const config = path.join(home, '.bdsrc.json');
-    writeFileSync(config, JSON.stringify({ profiles: { day: { limitRate: '10M' }, bad: { limitRate: 'slow' } } }));
+    // A number in the file is bytes per second.
+    const profiles = { day: { limitRate: '10M' }, bytes: { limitRate: 1_000_000 }, bad: { limitRate: 'slow' } };
+    writeFileSync(config, JSON.stringify({ profiles }));
     // One folder: delivered by the first run, found delivered by the others, which say the cap all the same.
     const folder = makeFolder();
     const verbose = async (args: string[], env: Record<string, string> = {}) => {
@@ -222,6 +224,7 @@ describe('--limit-rate', () => {
     expect(await verbose(['--profile', 'day', '--limit-rate', '1M'], { BDS_LIMIT_RATE: '2M' })).toContain(
       '(1M = 1048576 bytes/s, from --limit-rate)',
     );
+    expect(await verbose(['--profile', 'bytes'])).toContain('upload rate capped at 1.00 MB/s (1000000 = 1000000');
     const lifted = await verbose(['--profile', 'day'], { BDS_LIMIT_RATE: '0' });
     expect(lifted).toContain('upload rate: not capped (0 from BDS_LIMIT_RATE)');
     expect(lifted).not.toContain('capped at');
