@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -297,38 +297,6 @@ describe('delivery flow', () => {
 });
 
 describe('storage host', () => {
-  function rawPut(
-    url: string,
-    headers: Record<string, string>,
-    chunks: Buffer[],
-  ): Promise<{ status: number; body: string; contentType: string }> {
-    return new Promise((resolve, reject) => {
-      const request = http.request(url, { method: 'PUT', headers }, (response) => {
-        let body = '';
-        response.setEncoding('utf8');
-        response.on('data', (chunk: string) => (body += chunk));
-        response.on('end', () =>
-          resolve({ status: response.statusCode!, body, contentType: response.headers['content-type'] ?? '' }),
-        );
-      });
-      request.on('error', reject);
-      for (const chunk of chunks) request.write(chunk);
-      request.end();
-    });
-  }
-
-  it('refuses a chunked upload with 411 and an XML body', async () => {
-    const sandbox = await sandboxWith();
-    const { id, upload } = await newBatch(sandbox);
-    const answer = await rawPut(upload.url, upload.headers, [FILE, FILE]);
-    expect(answer.status).toBe(411);
-    expect(answer.contentType).toBe('application/xml');
-    expect(answer.body).toMatch(
-      /^<\?xml .*\?>\n<Error><Code>MissingContentLength<\/Code><Message>.+<\/Message><RequestId>req_[0-9a-f]+<\/RequestId><\/Error>$/,
-    );
-    expect(sandbox.store.uploadPath(id)).toBeNull();
-  });
-
   it('refuses a bad signature, an expired URL and a missing or changed signed header with 403', async () => {
     let clock = JUNE_2025;
     const sandbox = await sandboxWith({ now: () => clock, uploadTtlSeconds: 60 });
@@ -364,6 +332,164 @@ describe('storage host', () => {
     const sandbox = await sandboxWith();
     expect((await fetch(`${sandbox.storageUrl}/elsewhere`)).status).toBe(404);
     expect((await fetch(`${sandbox.storageUrl}/objects/bat_x`)).status).toBe(405);
+  });
+});
+
+/** What a raw HTTP/1.1 exchange got back: no client library in between to add, fix or hide anything. */
+interface RawAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+  /** How many bytes of the request's body had been written when the answer was complete. */
+  bodyWritten: number;
+  /** The server closed the connection after its answer. */
+  closed: boolean;
+}
+
+/**
+ * Sends `head` (request line and headers) then, unless the answer comes first, `body` in 64 KiB pieces; resolves
+ * once the answer is complete and the server has closed the connection or kept it open for another request.
+ */
+function rawRequest(url: string, head: string[], body: Buffer = Buffer.alloc(0)): Promise<RawAnswer> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(port), hostname);
+    let received = Buffer.alloc(0);
+    let answer: Omit<RawAnswer, 'closed'> | undefined;
+    let bodyWritten = 0;
+    socket.on('error', reject);
+    socket.on('connect', () => {
+      socket.write(head.join('\r\n') + '\r\n\r\n');
+      const writeMore = () => {
+        while (answer === undefined && bodyWritten < body.length) {
+          const piece = body.subarray(bodyWritten, bodyWritten + 65536);
+          bodyWritten += piece.length;
+          if (!socket.write(piece)) return void socket.once('drain', writeMore);
+        }
+      };
+      writeMore();
+    });
+    socket.on('data', (chunk: Buffer) => {
+      received = Buffer.concat([received, chunk]);
+      const end = received.indexOf('\r\n\r\n');
+      if (answer !== undefined || end < 0) return;
+      const [statusLine, ...lines] = received.subarray(0, end).toString('latin1').split('\r\n');
+      const headers = Object.fromEntries(
+        lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
+      );
+      const text = received.subarray(end + 4);
+      if (text.length < Number(headers['content-length'])) return;
+      answer = { status: Number(statusLine!.split(' ')[1]), headers, body: text.toString('utf8'), bodyWritten };
+      if (headers.connection !== 'close') {
+        socket.destroy();
+        resolve({ ...answer, closed: false });
+      }
+    });
+    socket.on('close', () => {
+      if (answer === undefined) reject(new Error('closed without a complete answer'));
+      else resolve({ ...answer, closed: true });
+    });
+  });
+}
+
+describe('storage host refuses what real storage refuses', () => {
+  /** The request line and headers of an upload to a signed URL, as a custom uploader would write them. */
+  function uploadHead(target: string, headers: Record<string, string>): string[] {
+    const url = new URL(target);
+    return [
+      `PUT ${url.pathname}${url.search} HTTP/1.1`,
+      `Host: ${url.host}`,
+      ...Object.entries(headers).map(([n, v]) => `${n}: ${v}`),
+    ];
+  }
+  const codeOf = (answer: RawAnswer) => /<Code>(\w+)<\/Code>/.exec(answer.body)?.[1];
+
+  it('answers each refusal with S3-style XML and request ids', async () => {
+    const sandbox = await sandboxWith();
+    const { upload } = await newBatch(sandbox);
+    const answer = await rawRequest(upload.url, uploadHead(upload.url, upload.headers));
+    expect(answer.status).toBe(411);
+    expect(answer.headers['content-type']).toBe('application/xml');
+    expect(answer.headers['x-amz-request-id']).toMatch(/^[0-9A-F]{16}$/);
+    expect(answer.headers['x-amz-id-2']).toMatch(/^[A-Za-z0-9+/]{64}$/);
+    expect(answer.body).toBe(
+      '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>MissingContentLength</Code>' +
+        '<Message>You must provide the Content-Length HTTP header.</Message>' +
+        `<RequestId>${answer.headers['x-amz-request-id']}</RequestId></Error>`,
+    );
+  });
+
+  it('refuses a chunked PUT with 501 NotImplemented naming Transfer-Encoding', async () => {
+    const sandbox = await sandboxWith();
+    const { id, upload } = await newBatch(sandbox);
+    const chunked = Buffer.from(`${FILE.length.toString(16)}\r\n${FILE.toString()}\r\n0\r\n\r\n`);
+    const head = uploadHead(upload.url, { ...upload.headers, 'Transfer-Encoding': 'chunked' });
+    const answer = await rawRequest(upload.url, head, chunked);
+    expect(answer.status).toBe(501);
+    expect(codeOf(answer)).toBe('NotImplemented');
+    expect(answer.body).toContain('<Header>Transfer-Encoding</Header>');
+    expect(sandbox.store.uploadPath(id)).toBeNull();
+  });
+
+  it('refuses a header of the signed kind that the signature does not cover with 403', async () => {
+    const sandbox = await sandboxWith();
+    const { id, upload } = await newBatch(sandbox);
+    const headers = { ...upload.headers, 'Content-Length': String(FILE.length), 'x-amz-meta-owner': 'me' };
+    const answer = await rawRequest(upload.url, uploadHead(upload.url, headers), FILE);
+    expect(answer.status).toBe(403);
+    expect(codeOf(answer)).toBe('AccessDenied');
+    expect(answer.body).toContain('<HeadersNotSigned>x-amz-meta-owner</HeadersNotSigned>');
+    expect(sandbox.store.uploadPath(id)).toBeNull();
+  });
+
+  it('refuses a changed value of a signed header with 403 SignatureDoesNotMatch', async () => {
+    const sandbox = await sandboxWith();
+    const { id, upload } = await newBatch(sandbox);
+    const headers = {
+      ...upload.headers,
+      'Content-Type': 'application/octet-stream',
+      'Content-Length': String(FILE.length),
+    };
+    const answer = await rawRequest(upload.url, uploadHead(upload.url, headers), FILE);
+    expect(answer.status).toBe(403);
+    expect(codeOf(answer)).toBe('SignatureDoesNotMatch');
+    expect(sandbox.store.uploadPath(id)).toBeNull();
+  });
+
+  it('refuses a body over its limit from its Content-Length, before reading it, and closes the connection', async () => {
+    const sandbox = await sandboxWith({ maxUploadBytes: 1000 });
+    const { id, upload } = await newBatch(sandbox);
+    const headers = { ...upload.headers, 'Content-Length': '1001' };
+    // The head alone: the answer must come without a byte of the body.
+    const answer = await rawRequest(upload.url, uploadHead(upload.url, headers));
+    expect(answer.status).toBe(400);
+    expect(codeOf(answer)).toBe('EntityTooLarge');
+    expect(answer.body).toContain('<ProposedSize>1001</ProposedSize><MaxSizeAllowed>1000</MaxSizeAllowed>');
+    expect(answer.headers.connection).toBe('close');
+    expect(answer.closed).toBe(true);
+    expect(sandbox.store.uploadPath(id)).toBeNull();
+
+    const atLimit = Buffer.alloc(1000, 'x');
+    const fits = await rawRequest(
+      upload.url,
+      uploadHead(upload.url, { ...upload.headers, 'Content-Length': '1000' }),
+      atLimit,
+    );
+    expect(fits.status).toBe(200);
+  });
+
+  it('refuses an expired URL with 403 AccessDenied "Request has expired"', async () => {
+    let clock = JUNE_2025;
+    const sandbox = await sandboxWith({ now: () => clock, uploadTtlSeconds: 60 });
+    const { id, upload } = await newBatch(sandbox);
+    clock += 61_000;
+    const headers = { ...upload.headers, 'Content-Length': String(FILE.length) };
+    const answer = await rawRequest(upload.url, uploadHead(upload.url, headers), FILE);
+    expect(answer.status).toBe(403);
+    expect(codeOf(answer)).toBe('AccessDenied');
+    expect(answer.body).toContain('<Message>Request has expired</Message>');
+    expect(answer.body).toMatch(/<Expires>[^<]+<\/Expires><ServerTime>[^<]+<\/ServerTime>/);
+    expect(sandbox.store.uploadPath(id)).toBeNull();
   });
 });
 

@@ -10,6 +10,7 @@ import type { RecordedRequest } from './http.js';
 import { SANDBOX_KEYS, createApiServer } from './server.js';
 import { createStorageServer } from './storage.js';
 import { SandboxStore, type ReviewMode, type ReviewStatus } from './store.js';
+import { DEFAULT_MAX_UPLOAD_BYTES } from './upload.js';
 
 export { SANDBOX_KEYS } from './server.js';
 export { FaultInjector, ROUTE_NAMES } from './faults.js';
@@ -30,6 +31,8 @@ export interface SandboxOptions {
   dataDir?: string;
   /** Lifetime of signed upload URLs; default 3600. */
   uploadTtlSeconds?: number;
+  /** The largest body one upload may carry, refused before it is read (400 EntityTooLarge); default 5 GiB. */
+  maxUploadBytes?: number;
   /** Default true. */
   honourIdempotencyKey?: boolean;
   /** Default 'storage'; 'api' puts the upload URL on the API's own origin (which needs the bearer key). */
@@ -74,6 +77,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   if (options.reviewAfter !== undefined && !(Number.isFinite(options.reviewAfter) && options.reviewAfter >= 0)) {
     throw new TypeError(`reviewAfter must be a number of milliseconds, not ${String(options.reviewAfter)}`);
   }
+  const maxUploadBytes = options.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES;
+  if (!(Number.isSafeInteger(maxUploadBytes) && maxUploadBytes >= 0)) {
+    throw new TypeError(`maxUploadBytes must be a number of bytes, not ${String(options.maxUploadBytes)}`);
+  }
   const host = options.host ?? '127.0.0.1';
   const now = options.now ?? Date.now;
   const dir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'bds-sandbox-'));
@@ -85,7 +92,14 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const listening = { base: '', storage: '' };
   const urls = { base: '', storage: '' };
 
-  const storageServer = createStorageServer({ store, faults, requests, closing: closing.signal, now });
+  const storageServer = createStorageServer({
+    store,
+    faults,
+    requests,
+    closing: closing.signal,
+    now,
+    maxUploadBytes,
+  });
   const apiServer = createApiServer(
     {
       store,
@@ -94,6 +108,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       closing: closing.signal,
       now,
       uploadTtlSeconds: options.uploadTtlSeconds ?? 3600,
+      maxUploadBytes,
       honourIdempotencyKey: options.honourIdempotencyKey ?? true,
       uploadOrigin: options.uploadOrigin ?? 'storage',
       review: { mode: options.review ?? 'none', afterMs: options.reviewAfter ?? DEFAULT_REVIEW_AFTER_MS },

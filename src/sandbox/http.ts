@@ -35,6 +35,8 @@ export interface Reply {
   status: number;
   headers: Record<string, string>;
   body: Buffer;
+  /** Answer without reading the request's body, and close the connection after the answer (as S3 does). */
+  closeUnread?: boolean;
 }
 
 /** One request being served. */
@@ -125,7 +127,7 @@ export async function serveRoute(
   context.requests.push(record);
   res.once('close', () => (record.endedAt = performance.now()));
   const fault = route === 'unknown' ? undefined : context.faults.take(route);
-  const exchange: Exchange = { req, res, record, requestId: `req_${randomBytes(8).toString('hex')}`, fault };
+  const exchange: Exchange = { req, res, record, requestId: newRequestId(server), fault };
 
   try {
     if (fault?.hang) {
@@ -162,6 +164,17 @@ export async function serveRoute(
   }
 }
 
+/** The storage host's ids look like S3's (16 upper-case hex digits), the API's like the service's. */
+function newRequestId(server: RecordedRequest['server']): string {
+  return server === 'storage' ? randomBytes(8).toString('hex').toUpperCase() : `req_${randomBytes(8).toString('hex')}`;
+}
+
+/** The request ids an answer carries: S3's pair from the storage host, the service's header from the API. */
+function requestIdHeaders(exchange: Exchange): Record<string, string> {
+  if (exchange.record.server === 'api') return { [REQUEST_ID_HEADER]: exchange.requestId };
+  return { 'x-amz-request-id': exchange.requestId, 'x-amz-id-2': randomBytes(48).toString('base64') };
+}
+
 /** The reply a status or redirect fault gives instead of handling the request. */
 function faultReply(fault: Fault): Reply | undefined {
   if (fault.redirect !== undefined) {
@@ -188,12 +201,13 @@ function faultReply(fault: Fault): Reply | undefined {
 /** Writes the reply, or the part of it a stall or reset fault lets through. */
 async function answer(exchange: Exchange, reply: Reply): Promise<void> {
   const { res, record, fault } = exchange;
-  await drainBody(exchange);
+  if (!reply.closeUnread) await drainBody(exchange);
   if (res.destroyed) return;
   res.writeHead(reply.status, {
     ...reply.headers,
-    [REQUEST_ID_HEADER]: exchange.requestId,
+    ...requestIdHeaders(exchange),
     'content-length': String(reply.body.length),
+    ...(reply.closeUnread ? { connection: 'close' } : {}),
   });
   record.status = reply.status;
   if (fault?.stallAfterBytes !== undefined) {

@@ -25,6 +25,11 @@ export interface SandboxOptions {
   review?: ReviewMode;
   /** In ms; default 10 s. */
   reviewAfter?: number;
+  /**
+   * The largest file one upload may carry, in bytes; default 5 GiB, real storage's limit on one PUT. A larger one
+   * is refused from its Content-Length, before its body is read (400 EntityTooLarge, as S3 answers).
+   */
+  maxUploadSize?: number;
   /** Puts the server's clock this far off in its `Date` header (to try `bds doctor`'s clock check); default 0. */
   clockSkewMs?: number;
 }
@@ -53,6 +58,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
     ...(options.review === undefined ? {} : { review: options.review }),
     ...(options.reviewAfter === undefined ? {} : { reviewAfter: options.reviewAfter }),
+    ...(options.maxUploadSize === undefined ? {} : { maxUploadBytes: options.maxUploadSize }),
     ...(options.clockSkewMs === undefined ? {} : { clockSkewMs: options.clockSkewMs }),
   });
   const source = emulator.store.sources()[0] ?? emulator.store.createSource({ name: 'sandbox demo' });

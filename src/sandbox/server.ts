@@ -19,7 +19,15 @@ import type { Exchange, Reply, ServeContext } from './http.js';
 import { errorReply, jsonReply, readBody, serveRoute } from './http.js';
 import { signedUploadUrl } from './storage.js';
 import type { BatchRecord, ReviewMode, SandboxStore } from './store.js';
-import { STREAM_HIGH_WATER_MARK, hasContentLength, receiveUpload, uploadHeaders, wrongUploadHeader } from './upload.js';
+import {
+  STREAM_HIGH_WATER_MARK,
+  framingRefusal,
+  headerRefusal,
+  receiveUpload,
+  sizeRefusal,
+  uploadHeaders,
+  type Refusal,
+} from './upload.js';
 
 /** Fixed, well-known keys, so that docs, scripts and spawned CLIs can use them. */
 export const SANDBOX_KEYS = {
@@ -37,6 +45,8 @@ export interface ApiContext extends ServeContext {
   store: SandboxStore;
   now: () => number;
   uploadTtlSeconds: number;
+  /** The largest upload body accepted (storage's limit, also on the API's own upload route). */
+  maxUploadBytes: number;
   honourIdempotencyKey: boolean;
   uploadOrigin: 'storage' | 'api';
   /** The sandbox's own review of received batches. */
@@ -292,15 +302,21 @@ function listBatches(context: ApiContext, url: URL): Reply {
   return jsonReply(200, { batches });
 }
 
+/** A storage refusal as the API words its errors: S3's code in snake case, its details in the message. */
+function jsonRefusal(refusal: Refusal): Reply {
+  const code = refusal.code.replace(/(?<=[a-z])(?=[A-Z])/g, '_').toLowerCase();
+  const details = Object.entries(refusal.details ?? {}).map(([name, value]) => `${name}: ${value}`);
+  const message = [refusal.message, ...details].join('; ');
+  return { ...errorReply(refusal.status, code, message), ...(refusal.closeUnread ? { closeUnread: true } : {}) };
+}
+
 /** The upload route when uploadOrigin is 'api': the storage host's checks, minus signature and expiry. */
 async function uploadToApi(context: ApiContext, exchange: Exchange, batchId: string): Promise<Reply | null> {
   const batch = context.store.batch(batchId);
   if (!batch) return errorReply(404, 'batch_not_found', `batch ${batchId} does not exist`);
-  if (!hasContentLength(exchange))
-    return errorReply(411, 'length_required', 'the upload needs a Content-Length header');
-  const wrongHeader = wrongUploadHeader(exchange, batchId);
-  if (wrongHeader !== null)
-    return errorReply(403, 'header_mismatch', `the upload header ${wrongHeader} is missing or has another value`);
+  const refusal =
+    framingRefusal(exchange) ?? headerRefusal(exchange, batchId) ?? sizeRefusal(exchange, context.maxUploadBytes);
+  if (refusal) return jsonRefusal(refusal);
   const notAwaiting = () =>
     errorReply(409, 'already_completed', `batch ${batchId} is already ${context.store.batch(batchId)?.status}`);
   if (batch.status !== 'awaiting_upload') return notAwaiting();

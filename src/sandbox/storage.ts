@@ -4,13 +4,23 @@ import http from 'node:http';
 import type { Reply, ServeContext } from './http.js';
 import { serveRoute } from './http.js';
 import type { SandboxStore } from './store.js';
-import { STREAM_HIGH_WATER_MARK, hasContentLength, receiveUpload, uploadHeaders, wrongUploadHeader } from './upload.js';
+import {
+  STREAM_HIGH_WATER_MARK,
+  framingRefusal,
+  headerRefusal,
+  receiveUpload,
+  sizeRefusal,
+  uploadHeaders,
+  type Refusal,
+} from './upload.js';
 
 const OBJECT_PATH = /^\/objects\/([^/]+)$/;
 
 export interface StorageContext extends ServeContext {
   store: SandboxStore;
   now: () => number;
+  /** The largest body one PUT may carry; larger ones are refused from their Content-Length. */
+  maxUploadBytes: number;
 }
 
 /** The signature binds method, path, expiry and the values of the headers the upload must carry. */
@@ -28,11 +38,24 @@ export function signedUploadUrl(storageUrl: string, secret: string, batchId: str
 }
 
 function xmlError(status: number, code: string, message: string, requestId: string): Reply {
+  return xmlRefusal({ status, code, message }, requestId);
+}
+
+/** S3's error document: Code, Message, the refusal's own details, RequestId. */
+function xmlRefusal(refusal: Refusal, requestId: string): Reply {
   const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  const elements = { Code: refusal.code, Message: refusal.message, ...refusal.details, RequestId: requestId };
   const xml =
     '<?xml version="1.0" encoding="UTF-8"?>\n' +
-    `<Error><Code>${code}</Code><Message>${escape(message)}</Message><RequestId>${requestId}</RequestId></Error>`;
-  return { status, headers: { 'content-type': 'application/xml' }, body: Buffer.from(xml) };
+    `<Error>${Object.entries(elements)
+      .map(([name, value]) => `<${name}>${escape(value)}</${name}>`)
+      .join('')}</Error>`;
+  return {
+    status: refusal.status,
+    headers: { 'content-type': 'application/xml' },
+    body: Buffer.from(xml),
+    ...(refusal.closeUnread ? { closeUnread: true } : {}),
+  };
 }
 
 function signatureMatches(secret: string, url: URL, batchId: string): boolean {
@@ -60,9 +83,8 @@ export function createStorageServer(context: StorageContext): http.Server {
         reply.headers.allow = 'PUT';
         return reply;
       }
-      if (!hasContentLength(exchange)) {
-        return xmlError(411, 'MissingContentLength', 'You must provide the Content-Length HTTP header.', requestId);
-      }
+      const framing = framingRefusal(exchange);
+      if (framing) return xmlRefusal(framing, requestId);
       if (!signatureMatches(context.store.signingSecret, url, batchId)) {
         return xmlError(
           403,
@@ -71,18 +93,16 @@ export function createStorageServer(context: StorageContext): http.Server {
           requestId,
         );
       }
-      if (Number(url.searchParams.get('expires')) < context.now() / 1000) {
-        return xmlError(403, 'AccessDenied', 'Request has expired', requestId);
+      const expires = Number(url.searchParams.get('expires'));
+      if (expires < context.now() / 1000) {
+        const details = {
+          Expires: new Date(expires * 1000).toISOString(),
+          ServerTime: new Date(context.now()).toISOString(),
+        };
+        return xmlRefusal({ status: 403, code: 'AccessDenied', message: 'Request has expired', details }, requestId);
       }
-      const wrongHeader = wrongUploadHeader(exchange, batchId);
-      if (wrongHeader !== null) {
-        return xmlError(
-          403,
-          'SignatureDoesNotMatch',
-          `The signed header ${wrongHeader} is missing or has another value.`,
-          requestId,
-        );
-      }
+      const refusal = headerRefusal(exchange, batchId) ?? sizeRefusal(exchange, context.maxUploadBytes);
+      if (refusal) return xmlRefusal(refusal, requestId);
       const batch = context.store.batch(batchId);
       if (!batch) return xmlError(404, 'NoSuchUpload', `batch ${batchId} does not exist`, requestId);
       const notAwaiting = () =>

@@ -15,18 +15,74 @@ export function uploadHeaders(batchId: string): Record<string, string> {
   return { 'Content-Type': 'application/gzip', 'x-bds-batch-id': batchId };
 }
 
-/** The first upload header that is missing or differs from its expected value, or null. */
-export function wrongUploadHeader(exchange: Exchange, batchId: string): string | null {
-  for (const [name, expected] of Object.entries(uploadHeaders(batchId))) {
-    if (exchange.req.headers[name.toLowerCase()] !== expected) return name;
+/** Real storage's own limit on one PUT (S3's); the sandbox's default. */
+export const DEFAULT_MAX_UPLOAD_BYTES = 5 * 1024 ** 3;
+
+/** Headers that a signed-URL host wants covered by the signature whenever they are sent (S3: x-amz-*). */
+const MUST_BE_SIGNED = /^x-(amz|bds)-/;
+
+/** Why storage refuses an upload before reading its body: S3's status, code and message, and S3's details. */
+export interface Refusal {
+  status: number;
+  code: string;
+  message: string;
+  details?: Record<string, string>;
+  /** Answered at once, the body unread, and the connection closed after the answer. */
+  closeUnread?: boolean;
+}
+
+/** The framing real storage refuses: a chunked body (S3 answers 501) or none of a known length (411). */
+export function framingRefusal(exchange: Exchange): Refusal | null {
+  const { headers } = exchange.req;
+  if (headers['transfer-encoding'] !== undefined) {
+    return {
+      status: 501,
+      code: 'NotImplemented',
+      message: 'A header you provided implies functionality that is not implemented',
+      details: { Header: 'Transfer-Encoding' },
+    };
+  }
+  if (headers['content-length'] === undefined) {
+    return { status: 411, code: 'MissingContentLength', message: 'You must provide the Content-Length HTTP header.' };
   }
   return null;
 }
 
-/** Chunked or length-less uploads are refused, as a storage host does. */
-export function hasContentLength(exchange: Exchange): boolean {
-  const { headers } = exchange.req;
-  return headers['content-length'] !== undefined && headers['transfer-encoding'] === undefined;
+/** A signed header missing or changed, or a header of the signed kind that the signature does not cover. */
+export function headerRefusal(exchange: Exchange, batchId: string): Refusal | null {
+  const signed = uploadHeaders(batchId);
+  for (const [name, expected] of Object.entries(signed)) {
+    if (exchange.req.headers[name.toLowerCase()] !== expected) {
+      return {
+        status: 403,
+        code: 'SignatureDoesNotMatch',
+        message: 'The request signature we calculated does not match the signature you provided.',
+        details: { SignedHeader: name.toLowerCase() },
+      };
+    }
+  }
+  const signedNames = new Set(Object.keys(signed).map((name) => name.toLowerCase()));
+  const unsigned = Object.keys(exchange.req.headers).filter((name) => MUST_BE_SIGNED.test(name) && !signedNames.has(name));
+  if (unsigned.length === 0) return null;
+  return {
+    status: 403,
+    code: 'AccessDenied',
+    message: 'There were headers present in the request which were not signed',
+    details: { HeadersNotSigned: unsigned.join(', ') },
+  };
+}
+
+/** A body over the limit, refused from its Content-Length alone, as S3 refuses one over 5 GiB. */
+export function sizeRefusal(exchange: Exchange, maxBytes: number): Refusal | null {
+  const proposed = Number(exchange.req.headers['content-length']);
+  if (!(proposed > maxBytes)) return null;
+  return {
+    status: 400,
+    code: 'EntityTooLarge',
+    message: 'Your proposed upload exceeds the maximum allowed size',
+    details: { ProposedSize: String(proposed), MaxSizeAllowed: String(maxBytes) },
+    closeUnread: true,
+  };
 }
 
 export type UploadOutcome =
