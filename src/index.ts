@@ -39,6 +39,7 @@ export {
   InterruptedError,
   LockedError,
   NetworkError,
+  UploadTooLargeError,
   UsageError,
 } from './core/errors.js';
 export type { InterruptReason, RequestInfo } from './core/errors.js';

@@ -107,6 +107,38 @@ describe('bds sandbox', () => {
   });
 });
 
+describe('bds sandbox --max-upload-size', () => {
+  it("refuses an upload over it as storage does; bds's delivery ends with exit 4 naming the limit", async () => {
+    let stdout = '';
+    let delivered: Awaited<ReturnType<typeof run>> | undefined;
+    const folder = makeFolder({ records: 500 });
+    expect(folder.uploaded.length).toBeGreaterThan(1024);
+    await spawnCli(['sandbox', '--port', '0', '--json', '--max-upload-size', '1K'], {
+      onSpawn: (child) => {
+        child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+        void until(() => /^}$/m.test(stdout), 'the banner')
+          .then(async () => {
+            const banner = JSON.parse(stdout) as { baseUrl: string; keys: { test: string }; sourceId: string };
+            delivered = await run(['deliver', folder.dir, '--period', '2024-05', '--source', banner.sourceId], {
+              env: { BDS_BASE_URL: banner.baseUrl, BDS_API_KEY: banner.keys.test },
+            });
+          })
+          .finally(() => child.kill('SIGINT'));
+      },
+    });
+    expect(delivered?.code).toBe(4);
+    expect(delivered?.stderr).toContain(
+      `bds: the file is ${folder.uploaded.length} bytes, over the storage host's limit of 1024 bytes`,
+    );
+  });
+
+  it('a size that is not one is exit 2', async () => {
+    const res = await run(['sandbox', '--port', '0', '--max-upload-size', '5GB'], { signal: ctrlC() });
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain('--max-upload-size 5GB is not a size');
+  });
+});
+
 describe('Ctrl-C outside a delivery', () => {
   it.each([
     ['whoami', 'me'],

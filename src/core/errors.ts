@@ -80,6 +80,29 @@ export class ApiError extends BdsError {
   }
 }
 
+/**
+ * The storage host refused the file as larger than one upload may carry (S3's 400 EntityTooLarge, or 413):
+ * no retry can help; the service must take the file in parts.
+ */
+export class UploadTooLargeError extends ApiError {
+  /** The file's size in bytes. */
+  readonly size: number;
+  /** The host's limit in bytes, when its answer said it. */
+  readonly limit: number | undefined;
+
+  constructor(size: number, limit: number | undefined, request: RequestInfo) {
+    const over = limit === undefined ? "the storage host's limit" : `the storage host's limit of ${limit} bytes`;
+    super(
+      `the file is ${size} bytes, over ${over} for one upload (${request.status}): ` +
+        'the service must accept the file in parts before it can be delivered',
+      request,
+      { code: 'EntityTooLarge' },
+    );
+    this.size = size;
+    this.limit = limit;
+  }
+}
+
 /** Network or server failure after retries, or a response that makes no sense. */
 export class NetworkError extends BdsError {
   readonly exitCode = EXIT_CODES.network;

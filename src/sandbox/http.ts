@@ -2,6 +2,7 @@
 // route's queued fault applied.
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { STATUS_CODES } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { REQUEST_ID_HEADER, type ErrorBody } from '../core/api/types.js';
@@ -219,5 +220,24 @@ async function answer(exchange: Exchange, reply: Reply): Promise<void> {
     res.write(reply.body.subarray(0, fault.resetAfterBytes), () => res.destroy());
     return;
   }
+  if (reply.closeUnread) lingerAfterAnswer(exchange.req.socket);
   res.end(reply.body);
+}
+
+/** How long a connection answered before its body was read may go on sending, discarded, before it is cut. */
+const LINGER_MS = 5_000;
+
+/**
+ * A lingering close, as nginx and Apache do it: Node's server closes a `connection: close` socket once the answer
+ * is written (its destroySoon), and closing with the client's bytes still arriving sends a TCP reset, which can
+ * destroy the answer before the client reads it. Instead: end our side, discard what still comes, and close
+ * when the client does, or after LINGER_MS.
+ */
+function lingerAfterAnswer(socket: Socket): void {
+  socket.destroySoon = () => {
+    socket.end();
+    socket.resume();
+    socket.once('end', () => socket.destroy());
+    setTimeout(() => socket.destroy(), LINGER_MS).unref();
+  };
 }

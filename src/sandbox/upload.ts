@@ -62,7 +62,9 @@ export function headerRefusal(exchange: Exchange, batchId: string): Refusal | nu
     }
   }
   const signedNames = new Set(Object.keys(signed).map((name) => name.toLowerCase()));
-  const unsigned = Object.keys(exchange.req.headers).filter((name) => MUST_BE_SIGNED.test(name) && !signedNames.has(name));
+  const unsigned = Object.keys(exchange.req.headers).filter(
+    (name) => MUST_BE_SIGNED.test(name) && !signedNames.has(name),
+  );
   if (unsigned.length === 0) return null;
   return {
     status: 403,

@@ -16,6 +16,7 @@ interface SandboxFlags extends CommonOptions {
   dataDir?: string;
   review: 'accept' | 'reject' | 'none';
   reviewAfter: string;
+  maxUploadSize: string;
 }
 
 export default defineCommand<SandboxFlags, void>({
@@ -35,6 +36,10 @@ export default defineCommand<SandboxFlags, void>({
       '--review-after <duration>',
       'with --review accept or reject: decide a batch this long after it was received',
     ).default('10s'),
+    new Option(
+      '--max-upload-size <size>',
+      'refuse an upload larger than this (bytes, or with K, M, G, T: 1024-based), as storage does',
+    ).default('5G'),
   ],
   async run(op, io, flags) {
     const { runtime, signal } = op;
@@ -42,6 +47,7 @@ export default defineCommand<SandboxFlags, void>({
     if (!/^\d+$/.test(flags.port) || port > 65535)
       throw new UsageError(`--port ${flags.port} is not a port number (0 to 65535)`);
     const reviewAfter = parseDuration(flags.reviewAfter, '--review-after');
+    const maxUploadSize = parseSize(flags.maxUploadSize);
     const dataDir = flags.dataDir ? path.resolve(runtime.cwd, flags.dataDir) : undefined;
     const { startSandbox } = await import('../../sandbox/index.js');
     const sandbox = await startSandbox({
@@ -49,6 +55,7 @@ export default defineCommand<SandboxFlags, void>({
       port,
       review: flags.review,
       reviewAfter,
+      maxUploadSize,
       ...(dataDir ? { dataDir } : {}),
     }).catch((error: { code?: string; message?: string; path?: string }) => {
       if (error.code === 'EADDRINUSE') {
@@ -111,6 +118,18 @@ export default defineCommand<SandboxFlags, void>({
     // The banner is printed as soon as the sandbox listens, in run().
   },
 });
+
+const SIZE_UNITS: Record<string, number> = { '': 1, K: 1024, M: 1024 ** 2, G: 1024 ** 3, T: 1024 ** 4 };
+
+/** `--max-upload-size`: bytes, or a number with K, M, G or T (1024-based, as `5G` is S3's 5 GiB). */
+function parseSize(text: string): number {
+  const match = /^(\d+)([KMGT]?)$/i.exec(text.trim());
+  const bytes = match ? Number(match[1]) * SIZE_UNITS[match[2]!.toUpperCase()]! : NaN;
+  if (!Number.isSafeInteger(bytes)) {
+    throw new UsageError(`--max-upload-size ${text} is not a size`, { hint: 'write bytes, or e.g. 500K, 10M, 5G' });
+  }
+  return bytes;
+}
 
 /**
  * The banner's `bds deliver` line, true for the way bds was got: in a clone run with `npx bds` (npx ran in the

@@ -3,9 +3,9 @@
 
 import type { Readable } from 'node:stream';
 import { request, type Dispatcher } from 'undici';
-import { ApiError, AuthError, BdsError, NetworkError, type RequestInfo } from '../errors.js';
+import { ApiError, AuthError, BdsError, NetworkError, UploadTooLargeError, type RequestInfo } from '../errors.js';
 import { Dispatchers, ProxyConnectError, proxyRefusal, type ProxyServer, type ProxyEnv } from './proxy.js';
-import { describeBody, errorCode, errorMessage, redactUrl } from './redact.js';
+import { describeBody, errorCode, errorMessage, maxSizeAllowed, redactUrl } from './redact.js';
 import {
   RETRY_NETWORK_CODES,
   RETRY_STATUSES,
@@ -184,7 +184,11 @@ export class HttpClient {
         const text = await this.readBody(info, res, MAX_ERROR_BODY, signal);
         if (res.statusCode >= 200 && res.statusCode < 300) return;
         const requestId = header(res.headers, REQUEST_ID_HEADER) ?? header(res.headers, 'x-amz-request-id');
-        throw this.failure({ ...info, status: res.statusCode, ...(requestId ? { requestId } : {}) }, res.headers, text);
+        const answered: RequestInfo = { ...info, status: res.statusCode, ...(requestId ? { requestId } : {}) };
+        if (res.statusCode === 413 || TOO_LARGE_CODES.has(errorCode(text, res.headers) ?? '')) {
+          throw new UploadTooLargeError(file.size, maxSizeAllowed(text, res.headers), answered);
+        }
+        throw this.failure(answered, res.headers, text);
       } finally {
         clearTimeout(timer);
         source.destroy();
@@ -319,6 +323,9 @@ export class HttpClient {
     this.options.log?.(line);
   }
 }
+
+/** A storage host's codes for a body larger than one upload may be: S3's, and the sandbox API route's. */
+const TOO_LARGE_CODES = new Set(['EntityTooLarge', 'entity_too_large']);
 
 const HOP_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive']);
 

@@ -50,6 +50,12 @@ export function errorCode(text: string, headers: IncomingHttpHeaders): string | 
   return isXml(text, headers) ? xmlElement(text, 'Code') : undefined;
 }
 
+/** The limit a storage host's EntityTooLarge answer names (S3's MaxSizeAllowed), in bytes. */
+export function maxSizeAllowed(text: string, headers: IncomingHttpHeaders): number | undefined {
+  const value = isXml(text, headers) ? Number(xmlElement(text, 'MaxSizeAllowed')) : NaN;
+  return Number.isSafeInteger(value) ? value : undefined;
+}
+
 /** One line about a body that is not what the API sends: never the body itself. */
 export function describeBody(text: string, headers: IncomingHttpHeaders): string {
   const type = cleanText(String(headers['content-type'] ?? 'no content type').split(';')[0]!, 80);

@@ -1,0 +1,76 @@
+// A file larger than one upload may be: storage refuses it from its Content-Length (S3's 400 EntityTooLarge),
+// and bds ends the delivery with one line, exit 4, the batch left awaiting_upload, no retry.
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ApiError, deliver, UploadTooLargeError } from '../src/index.js';
+import { startSandbox } from '../src/sandbox/index.js';
+import { count, deliverTo, makeFolder, sandbox, tempDir } from './helpers.js';
+
+describe('a file over the storage host limit', () => {
+  // Small: the whole body is sent before the answer comes. Large (about 8 MB of random text, far more than the
+  // sockets' buffers): the answer comes while bds is still sending, and the connection is closed under it.
+  it.each([
+    ['small', makeFolder({ records: 200 }), (size: number) => size - 1],
+    [
+      'large',
+      makeFolder({
+        lines: Array.from({ length: 100_000 }, () => JSON.stringify({ r: randomBytes(60).toString('base64') })),
+      }),
+      () => 1000,
+    ],
+  ])(
+    '(%s) is one line naming size and limit, exit 4, the batch left awaiting_upload, sent once',
+    async (_, folder, limitOf) => {
+      const limit = limitOf(folder.uploaded.length);
+      const box = await sandbox({ maxUploadBytes: limit });
+      const res = await deliverTo(box, folder);
+      expect(res.code).toBe(4);
+      const errors = res.stderr.split('\n').filter((line) => line.startsWith('bds: '));
+      expect(errors).toEqual([
+        `bds: the file is ${folder.uploaded.length} bytes, over the storage host's limit of ${limit} bytes ` +
+          'for one upload (400): the service must accept the file in parts before it can be delivered',
+      ]);
+      expect(count(box, 'upload')).toBe(1);
+      expect(count(box, 'create')).toBe(1);
+      expect(count(box, 'complete')).toBe(0);
+      expect(box.store.batches().map((batch) => batch.status)).toEqual(['awaiting_upload']);
+    },
+  );
+
+  it("is the same line for a storage host's 413 that names no limit, sent once", async () => {
+    const folder = makeFolder({ records: 5 });
+    const box = await sandbox();
+    box.faults.add({ route: 'upload', status: 413, body: '<html><title>413 Request Entity Too Large</title></html>' });
+    const res = await deliverTo(box, folder);
+    expect(res.code).toBe(4);
+    expect(res.stderr.split('\n').filter((line) => line.startsWith('bds: '))).toEqual([
+      `bds: the file is ${folder.uploaded.length} bytes, over the storage host's limit for one upload (413): ` +
+        'the service must accept the file in parts before it can be delivered',
+    ]);
+    expect(count(box, 'upload')).toBe(1);
+    expect(box.store.batches().map((batch) => batch.status)).toEqual(['awaiting_upload']);
+  });
+
+  it("rejects the library's deliver with an UploadTooLargeError carrying size and limit", async () => {
+    const box = await startSandbox({ maxUploadSize: 100 });
+    try {
+      const folder = makeFolder({ records: 50 });
+      const home = tempDir();
+      const env = { HOME: home, XDG_STATE_HOME: path.join(home, 'state'), XDG_CONFIG_HOME: path.join(home, 'config') };
+      const settings = { baseUrl: box.baseUrl, apiKey: box.keys.test, sourceId: box.sourceId, env };
+      const refused = await deliver({ dir: folder.dir, period: '2024-05', ...settings }).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(UploadTooLargeError);
+      expect(refused).toBeInstanceOf(ApiError);
+      expect(refused).toMatchObject({
+        exitCode: 4,
+        size: folder.uploaded.length,
+        limit: 100,
+        request: { status: 400 },
+      });
+      expect((refused as UploadTooLargeError).request?.requestId).toMatch(/^[0-9A-F]{16}$/);
+    } finally {
+      await box.close();
+    }
+  });
+});
