@@ -24,7 +24,7 @@
 // (not the bench's own gzip load) took more than --max-others cores' worth of CPU is made again (at most
 // --retries times); the table says how busy the machine was.
 
-import { spawn, spawnSync } from 'node:child_process';
+import { fork, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -67,6 +67,18 @@ const THREADPOOL = String(Math.max(4, CORES + 1));
 const LOADS = ['quiet', 'busy'];
 /** The capped upload's --limit-rate: 50 MB/s, in the decimal units of the table's rates. */
 const RATE_CAP = 50_000_000;
+/** What `--only` may name: the contenders of a column (bench.<name>()). */
+const CONTENDERS = [
+  'firstAndRerun',
+  'inflate',
+  'checkThenDeliver',
+  'plainDeliver',
+  'pigz',
+  'baseline',
+  'curl',
+  'capped',
+  'upload',
+];
 const SECONDS_PER_TICK = 1 / 100; // USER_HZ is 100 on Linux
 
 const FULL = { size: 2 ** 30, rssSize: 4 * 2 ** 30, plainSize: 128 * 2 ** 20, runs: 3, startupRuns: 20 };
@@ -87,6 +99,8 @@ const USAGE = `usage: npm run bench -- [options]
   --max-others <n>     make a run again when other processes took more than n cores' worth of CPU during it
                        (default 0.3; Linux only)
   --retries <n>        make a disturbed run again at most n times (default 3)
+  --only <names>       only these contenders, comma-separated (${CONTENDERS.join(', ')}), on the quiet machine
+                       unless --no-quiet: their figures, no table (e.g. --only upload,curl: the upload case)
   --update-readme      write the results into bench/README.md
   --from <file>        measure nothing: the table of an earlier run's bench/data/latest.json (say, once
                        the targets changed), with --update-readme written into bench/README.md too
@@ -158,12 +172,16 @@ function parseArgs(argv, env) {
     else if (arg === '--retries') rest.retries = whole(value(), arg, 0);
     else if (arg === '--update-readme') rest.updateReadme = true;
     else if (arg === '--from') rest.from = value();
+    else if (arg === '--only') rest.only = value().split(',');
     else if (arg === '-h' || arg === '--help') {
       console.log(USAGE);
       process.exit(0);
     } else throw new Error(`unknown option ${arg}\n\n${USAGE}`);
   }
   if (!(rest.maxOthers >= 0)) throw new Error('--max-others needs a number of cores, e.g. 0.3');
+  const unknown = rest.only?.find((name) => !CONTENDERS.includes(name));
+  if (unknown) throw new Error(`--only: no contender ${unknown}; there are ${CONTENDERS.join(', ')}`);
+  if (rest.only && rest.quiet) rest.busy = false;
   return { ...(rest.quick ? QUICK : FULL), ...given, ...rest };
 }
 
@@ -246,10 +264,76 @@ function machineCpu() {
   }
 }
 
-/** CPU seconds of this process (the sandbox serves the uploads here) and of its waited-for children. */
+/** CPU seconds of a running process, 0 once it is gone. */
+function processCpu(pid) {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * SECONDS_PER_TICK; // utime, stime
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * The sandbox, in a process of its own (bench/sandbox-process.js): its storage host gets its own event loop,
+ * as a real one is another machine. Its store is asked over IPC.
+ */
+class SandboxProcess {
+  static async start(dataDir) {
+    const child = fork(path.join(BENCH, 'sandbox-process.js'), [dataDir], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    const ready = await new Promise((resolve, reject) => {
+      child.once('error', reject);
+      child.once('exit', (code) => reject(new Error(`the sandbox process exited ${code}`)));
+      child.once('message', (message) => resolve(message.ready));
+    });
+    return new SandboxProcess(child, ready);
+  }
+
+  constructor(child, { baseUrl, storageUrl, keys }) {
+    this.child = child;
+    this.baseUrl = baseUrl;
+    this.storageUrl = storageUrl;
+    this.keys = keys;
+    this.pending = new Map();
+    this.nextId = 0;
+    child.on('message', ({ id, value, error }) => {
+      const call = this.pending.get(id);
+      this.pending.delete(id);
+      if (error) call?.reject(new Error(`sandbox process: ${error}`));
+      else call?.resolve(value);
+    });
+  }
+
+  call(op, ...args) {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.child.send({ id, op, args });
+    });
+  }
+
+  /** CPU seconds the sandbox has taken so far, read from /proc: no IPC inside a measure. */
+  cpu() {
+    return processCpu(this.child.pid);
+  }
+
+  async close() {
+    if (!this.child.connected) return;
+    const exited = new Promise((resolve) => this.child.once('exit', resolve));
+    this.child.disconnect();
+    await exited;
+  }
+}
+
+/** The sandbox process of this run, once started: its CPU is the bench's own doing, not "other processes". */
+let sandboxProcess;
+
+/** CPU seconds of this process, of its waited-for children, and of the sandbox process. */
 function ownCpu() {
   const { user, system } = process.cpuUsage();
-  return (user + system) / 1e6 + childTicks() * SECONDS_PER_TICK;
+  return (user + system) / 1e6 + childTicks() * SECONDS_PER_TICK + (sandboxProcess?.cpu() ?? 0);
 }
 
 /**
@@ -274,16 +358,7 @@ class Load {
 
   /** CPU seconds the load has taken so far. */
   cpu() {
-    let ticks = 0;
-    for (const child of this.children) {
-      try {
-        const fields = fs.readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1].split(' ');
-        ticks += Number(fields[11]) + Number(fields[12]); // utime, stime
-      } catch {
-        // gone
-      }
-    }
-    return ticks * SECONDS_PER_TICK;
+    return this.children.reduce((sum, child) => sum + processCpu(child.pid), 0);
   }
 
   stop() {
@@ -454,20 +529,19 @@ class Bench {
 
   /** A fresh source, so that no first delivery is "already delivered". */
   source() {
-    return this.box.store.createSource({ name: `bench ${Date.now()}` }).id;
+    return this.box.call('createSource', `bench ${Date.now()}`);
   }
 
   /** Checks that the storage host received `expected` ({sha256, bytes}) and frees its disk. */
-  verifyAndClean(batchId, what, expected) {
-    const batch = this.box.store.batch(batchId);
+  async verifyAndClean(batchId, what, expected) {
+    const batch = await this.box.call('batch', batchId);
     if (!batch?.upload) throw new Error(`${what}: the storage host has no upload for ${batchId}`);
     if (batch.upload.sha256 !== expected.sha256) {
       throw new Error(`${what}: the storage host stored sha256 ${batch.upload.sha256}, expected ${expected.sha256}`);
     }
     if (batch.upload.bytes !== expected.bytes)
       throw new Error(`${what}: stored ${batch.upload.bytes} bytes, not ${expected.bytes}`);
-    const stored = this.box.store.uploadPath(batchId);
-    if (stored) fs.rmSync(stored, { force: true });
+    await this.box.call('removeUpload', batchId);
     return batch;
   }
 
@@ -513,11 +587,12 @@ class Bench {
   }
 
   /** bds deliver, its upload checked against the local file (or, for a plain .jsonl, against bds's checksum). */
-  async deliver(home, data, { fromCache = false, source = this.source(), args = [] } = {}) {
+  async deliver(home, data, { fromCache = false, source, args = [] } = {}) {
+    source ??= await this.source();
     const result = await this.bds(['deliver', data.dir, '--source', source, ...args], { home, data, fromCache });
     if (!result.out.skipped) {
       const expected = data.sha256 ? data : { sha256: result.out.sha256, bytes: result.out.bytes };
-      this.verifyAndClean(result.out.batch.id, `bds deliver ${path.basename(data.dir)}`, expected);
+      await this.verifyAndClean(result.out.batch.id, `bds deliver ${path.basename(data.dir)}`, expected);
     }
     return result;
   }
@@ -535,7 +610,7 @@ class Bench {
   /** A first delivery, then the same command again: "already delivered". */
   async firstAndRerun() {
     const home = this.freshHome();
-    const source = this.source();
+    const source = await this.source();
     const first = await this.deliver(home, this.data, { source });
     const rerun = await this.deliver(home, this.data, { fromCache: true, source });
     if (!rerun.out.skipped) throw new Error(`the re-run delivered ${rerun.out.batch.id} again instead of skipping it`);
@@ -548,6 +623,14 @@ class Bench {
     const check = await this.check(home, this.data);
     const deliver = await this.deliver(home, this.data, { fromCache: true });
     return { check, deliver, others: Math.max(check.others, deliver.others) };
+  }
+
+  /** The upload case: a check remembers the pass, then a delivery whose upload phase is the figure. */
+  async upload() {
+    const home = this.freshHome();
+    await this.check(home, this.data);
+    const deliver = await this.deliver(home, this.data, { fromCache: true });
+    return { upload: deliver.upload, wall: deliver.wall, peakRss: deliver.peakRss, others: deliver.others };
   }
 
   /** bench/inflate.js: the floor of the pre-flight of a .jsonl.gz. */
@@ -583,11 +666,11 @@ class Bench {
 
   async baseline() {
     const res = await measure('bash', [path.join(BENCH, 'baseline.sh'), this.data.dir, PERIOD], {
-      env: this.env(this.freshHome(), { BDS_SOURCE_ID: this.source() }),
+      env: this.env(this.freshHome(), { BDS_SOURCE_ID: await this.source() }),
     });
     if (res.code !== 0) throw new Error(`baseline.sh exited ${res.code}:\n${res.stderr.slice(-2000)}`);
     const id = res.stdout.trim().split('\n').pop();
-    const batch = this.verifyAndClean(id, 'baseline', this.data);
+    const batch = await this.verifyAndClean(id, 'baseline', this.data);
     if (batch.status !== 'received') throw new Error(`baseline: batch ${id} is ${batch.status}`);
     const phases = Object.fromEntries(
       [...(/phases (.*)/.exec(res.stderr)?.[1] ?? '').matchAll(/(\w+)=([\d.]+)/g)].map((m) => [m[1], Number(m[2])]),
@@ -597,7 +680,7 @@ class Bench {
 
   async curl() {
     const created = await this.api('POST', '/api/v1/batches', {
-      source_id: this.source(),
+      source_id: await this.source(),
       product: 'records',
       period: PERIOD,
       record_count: this.data.records,
@@ -618,7 +701,7 @@ class Bench {
       '/dev/null',
     ]);
     if (res.code !== 0) throw new Error(`curl -T exited ${res.code}: ${res.stderr}`);
-    this.verifyAndClean(created.batch.id, 'curl -T', this.data);
+    await this.verifyAndClean(created.batch.id, 'curl -T', this.data);
     return { wall: res.wall, others: res.others };
   }
 
@@ -653,6 +736,7 @@ const SUMMARY = {
       .join(', ')}`,
   curl: (r) => seconds(r.wall),
   capped: (r) => `upload ${seconds(r.upload)}, ${mbps(r.bytes, r.upload)}`,
+  upload: (r) => `upload ${seconds(r.upload)} (delivery ${seconds(r.wall)}, peak RSS ${mb(r.peakRss)})`,
 };
 
 /**
@@ -939,7 +1023,7 @@ function report(results) {
     ]);
   }
   rows.push([
-    'bench process peak RSS (the sandbox; data generation too, when it ran)',
+    'sandbox process peak RSS (its own process since issue 34)',
     mb(results.sandboxRss),
     '',
     'uploads stream to disk',
@@ -984,7 +1068,7 @@ async function runLoad(loadName, bench, options, { data, bigData, plain, pigzIns
     log(`busy: ${load.children.length} gzip -9 running`);
   }
   const loadAtStart = loadAverage();
-  const contenders = [
+  const contenders = options.only ?? [
     'firstAndRerun',
     'inflate',
     'checkThenDeliver',
@@ -1021,6 +1105,7 @@ async function runLoad(loadName, bench, options, { data, bigData, plain, pigzIns
         log(`  ${SUMMARY[name](result)}; others ${cores(result.others)}`);
       }
     }
+    if (options.only) return { runs, others, retried };
     await warmCache(bigData.file);
     const bigDeliver = await timed(`bds deliver of ${sizeLabel(options.rssSize)} (fresh cache and state)`, () =>
       bench.deliver(bench.freshHome(), bigData),
@@ -1050,6 +1135,27 @@ async function runLoad(loadName, bench, options, { data, bigData, plain, pigzIns
   }
 }
 
+/** With --only: each contender's runs and median, and bds's upload against curl -T when both ran. */
+function onlyReport(loads, data) {
+  const figure = { upload: (r) => r.upload, curl: (r) => r.wall, inflate: (r) => r.seconds, pigz: (r) => r.seconds };
+  for (const [loadName, { runs, retried }] of Object.entries(loads)) {
+    const lines = [`${loadName} (${retried} runs made again):`];
+    for (const [name, results] of Object.entries(runs)) {
+      const values = results.map(figure[name] ?? ((r) => r.wall));
+      lines.push(
+        `  ${name}: ${values.map(seconds).join(', ')}; median ${seconds(median(values))}, ${mbps(data.bytes, median(values))}`,
+      );
+    }
+    if (runs.upload && runs.curl) {
+      const ratios = runs.upload.map((r, k) => runs.curl[k].wall / r.upload);
+      lines.push(
+        `  bds upload / curl -T (throughput), run by run: ${ratios.map(ratio).join(', ')}; of the medians ${ratio(median(runs.curl.map((r) => r.wall)) / median(runs.upload.map((r) => r.upload)))}`,
+      );
+    }
+    process.stdout.write(`${lines.join('\n')}\n`);
+  }
+}
+
 async function main() {
   const options = parseArgs(process.argv.slice(2), process.env);
   if (options.from) {
@@ -1062,14 +1168,16 @@ async function main() {
   fs.mkdirSync(DATA, { recursive: true });
   const info = machine();
   const data = await dataFolder(options.size);
-  const bigData = await dataFolder(options.rssSize);
-  const plain = await plainFolder(options.plainSize);
+  // --only needs the plain .jsonl for its two contenders alone, and the second size never.
+  const bigData = options.only ? undefined : await dataFolder(options.rssSize);
+  const needsPlain = !options.only || options.only.some((name) => name === 'plainDeliver' || name === 'pigz');
+  const plain = needsPlain ? await plainFolder(options.plainSize) : undefined;
   const pigzInstalled = which('pigz');
   if (!pigzInstalled) log('pigz is not installed: no comparison with it (apt-get install pigz)');
 
-  const { startSandbox } = await import('../dist/sandbox/emulator.js');
   const sandboxDir = path.join(DATA, `sandbox-${process.pid}`);
-  const box = await startSandbox({ dataDir: sandboxDir });
+  const box = await SandboxProcess.start(sandboxDir);
+  sandboxProcess = box;
   const bench = new Bench(box, data, plain);
   const stop = async () => {
     load.stop();
@@ -1085,6 +1193,10 @@ async function main() {
     for (const loadName of LOADS.filter((load) => options[load])) {
       loads[loadName] = await runLoad(loadName, bench, options, { data, bigData, plain, pigzInstalled });
     }
+    if (options.only) {
+      onlyReport(loads, data);
+      return;
+    }
     const results = {
       options: { ...options, from: undefined },
       data: { bytes: data.bytes, rawBytes: data.rawBytes, records: data.records, sha256: data.sha256 },
@@ -1093,7 +1205,7 @@ async function main() {
       machine: info,
       pigzInstalled,
       loads,
-      sandboxRss: process.resourceUsage().maxRSS * 1024,
+      sandboxRss: await box.call('maxRss'),
       finishedAt: Date.now(),
     };
     const markdown = report(results);
