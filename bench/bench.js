@@ -78,6 +78,7 @@ const CONTENDERS = [
   'curl',
   'capped',
   'upload',
+  'uploadOther',
 ];
 const SECONDS_PER_TICK = 1 / 100; // USER_HZ is 100 on Linux
 
@@ -101,6 +102,7 @@ const USAGE = `usage: npm run bench -- [options]
   --retries <n>        make a disturbed run again at most n times (default 3)
   --only <names>       only these contenders, comma-separated (${CONTENDERS.join(', ')}), on the quiet machine
                        unless --no-quiet: their figures, no table (e.g. --only upload,curl: the upload case)
+  --other <dir>        another checkout, built, whose bds the contender uploadOther runs (before and after)
   --update-readme      write the results into bench/README.md
   --from <file>        measure nothing: the table of an earlier run's bench/data/latest.json (say, once
                        the targets changed), with --update-readme written into bench/README.md too
@@ -173,6 +175,7 @@ function parseArgs(argv, env) {
     else if (arg === '--update-readme') rest.updateReadme = true;
     else if (arg === '--from') rest.from = value();
     else if (arg === '--only') rest.only = value().split(',');
+    else if (arg === '--other') rest.other = path.resolve(value());
     else if (arg === '-h' || arg === '--help') {
       console.log(USAGE);
       process.exit(0);
@@ -182,6 +185,7 @@ function parseArgs(argv, env) {
   const unknown = rest.only?.find((name) => !CONTENDERS.includes(name));
   if (unknown) throw new Error(`--only: no contender ${unknown}; there are ${CONTENDERS.join(', ')}`);
   if (rest.only && rest.quiet) rest.busy = false;
+  if (rest.only?.includes('uploadOther') && !rest.other) throw new Error('uploadOther needs --other <checkout>');
   return { ...(rest.quick ? QUICK : FULL), ...given, ...rest };
 }
 
@@ -472,10 +476,15 @@ function measure(command, args, { env, rss = false, scratch = os.tmpdir() } = {}
       const others = (machineCpu() - machineStart - (benchCpu() - benchStart)) / wall;
       clearInterval(poll);
       let peakRss = hwmKiB ? hwmKiB * 1024 : NaN;
+      let cpu = NaN;
       if (timeFile) {
         try {
-          peakRss =
-            Number(/Maximum resident set size \(kbytes\): (\d+)/.exec(fs.readFileSync(timeFile, 'utf8'))?.[1]) * 1024;
+          const report = fs.readFileSync(timeFile, 'utf8');
+          peakRss = Number(/Maximum resident set size \(kbytes\): (\d+)/.exec(report)?.[1]) * 1024;
+          // CPU seconds of the command (its threads too): what a busy machine disturbs least.
+          cpu =
+            Number(/User time \(seconds\): ([\d.]+)/.exec(report)?.[1]) +
+            Number(/System time \(seconds\): ([\d.]+)/.exec(report)?.[1]);
         } catch {
           // keep NaN
         }
@@ -485,7 +494,7 @@ function measure(command, args, { env, rss = false, scratch = os.tmpdir() } = {}
         .split('\n')
         .filter((line) => line.startsWith('event '))
         .map((line) => JSON.parse(line.slice('event '.length)));
-      resolve({ code, wall, stdout, stderr, events, peakRss, others: Math.max(0, others) });
+      resolve({ code, wall, stdout, stderr, events, peakRss, cpu, others: Math.max(0, others) });
     });
   });
 }
@@ -550,8 +559,8 @@ class Bench {
    * code, its record count and checksum against the data's (a plain .jsonl's against the first run's), and
    * whether its pass was remembered (`fromCache`) as expected.
    */
-  async bds(args, { home, data, fromCache }) {
-    const res = await measure(process.execPath, [TIMED_BIN, ...args, '--period', PERIOD, '--json'], {
+  async bds(args, { home, data, fromCache, bin = TIMED_BIN }) {
+    const res = await measure(process.execPath, [bin, ...args, '--period', PERIOD, '--json'], {
       env: this.env(home),
       rss: true,
       scratch: this.scratch,
@@ -582,14 +591,15 @@ class Bench {
       preflight: (at('checked')?.at - at('checking', 'file')?.at) / 1000,
       upload: (at('completing')?.at - at('uploading')?.at) / 1000,
       peakRss: res.peakRss,
+      cpu: res.cpu,
       others: res.others,
     };
   }
 
   /** bds deliver, its upload checked against the local file (or, for a plain .jsonl, against bds's checksum). */
-  async deliver(home, data, { fromCache = false, source, args = [] } = {}) {
+  async deliver(home, data, { fromCache = false, source, args = [], bin } = {}) {
     source ??= await this.source();
-    const result = await this.bds(['deliver', data.dir, '--source', source, ...args], { home, data, fromCache });
+    const result = await this.bds(['deliver', data.dir, '--source', source, ...args], { home, data, fromCache, bin });
     if (!result.out.skipped) {
       const expected = data.sha256 ? data : { sha256: result.out.sha256, bytes: result.out.bytes };
       await this.verifyAndClean(result.out.batch.id, `bds deliver ${path.basename(data.dir)}`, expected);
@@ -597,8 +607,8 @@ class Bench {
     return result;
   }
 
-  check(home, data) {
-    return this.bds(['check', data.dir], { home, data, fromCache: false });
+  check(home, data, bin) {
+    return this.bds(['check', data.dir], { home, data, fromCache: false, bin });
   }
 
   /** A first delivery with --limit-rate: its upload phase, whose rate the table compares with the cap. */
@@ -626,11 +636,17 @@ class Bench {
   }
 
   /** The upload case: a check remembers the pass, then a delivery whose upload phase is the figure. */
-  async upload() {
+  async upload(bin = TIMED_BIN) {
     const home = this.freshHome();
-    await this.check(home, this.data);
-    const deliver = await this.deliver(home, this.data, { fromCache: true });
-    return { upload: deliver.upload, wall: deliver.wall, peakRss: deliver.peakRss, others: deliver.others };
+    await this.check(home, this.data, bin);
+    const deliver = await this.deliver(home, this.data, { fromCache: true, bin });
+    const { upload, wall, peakRss, cpu, others } = deliver;
+    return { upload, wall, peakRss, cpu, others };
+  }
+
+  /** The upload case with the bds of another checkout (--other), interleaved with this one's: before and after. */
+  uploadOther() {
+    return this.upload(path.join(this.other, 'bench', 'bds-timed.js'));
   }
 
   /** bench/inflate.js: the floor of the pre-flight of a .jsonl.gz. */
@@ -688,21 +704,25 @@ class Bench {
       report: JSON.parse(fs.readFileSync(path.join(this.data.dir, 'report.json'), 'utf8')),
     });
     const headers = Object.entries(created.upload.headers).flatMap(([name, value]) => ['-H', `${name}: ${value}`]);
-    const res = await measure('curl', [
-      '-sS',
-      '--fail-with-body',
-      '-X',
-      created.upload.method,
-      '-T',
-      this.data.file,
-      ...headers,
-      created.upload.url,
-      '-o',
-      '/dev/null',
-    ]);
+    const res = await measure(
+      'curl',
+      [
+        '-sS',
+        '--fail-with-body',
+        '-X',
+        created.upload.method,
+        '-T',
+        this.data.file,
+        ...headers,
+        created.upload.url,
+        '-o',
+        '/dev/null',
+      ],
+      { rss: true, scratch: this.scratch },
+    );
     if (res.code !== 0) throw new Error(`curl -T exited ${res.code}: ${res.stderr}`);
     await this.verifyAndClean(created.batch.id, 'curl -T', this.data);
-    return { wall: res.wall, others: res.others };
+    return { wall: res.wall, cpu: res.cpu, others: res.others };
   }
 
   async api(method, route, body) {
@@ -734,9 +754,12 @@ const SUMMARY = {
     `${seconds(r.wall)}, ${Object.entries(r.phases)
       .map(([k, v]) => `${k} ${v.toFixed(2)}`)
       .join(', ')}`,
-  curl: (r) => seconds(r.wall),
+  curl: (r) => `${seconds(r.wall)} (CPU ${seconds(r.cpu)})`,
   capped: (r) => `upload ${seconds(r.upload)}, ${mbps(r.bytes, r.upload)}`,
-  upload: (r) => `upload ${seconds(r.upload)} (delivery ${seconds(r.wall)}, peak RSS ${mb(r.peakRss)})`,
+  uploadOther: (r) =>
+    `upload ${seconds(r.upload)} (delivery ${seconds(r.wall)}, CPU ${seconds(r.cpu)}, peak RSS ${mb(r.peakRss)})`,
+  upload: (r) =>
+    `upload ${seconds(r.upload)} (delivery ${seconds(r.wall)}, CPU ${seconds(r.cpu)}, peak RSS ${mb(r.peakRss)})`,
 };
 
 /**
@@ -1137,7 +1160,13 @@ async function runLoad(loadName, bench, options, { data, bigData, plain, pigzIns
 
 /** With --only: each contender's runs and median, and bds's upload against curl -T when both ran. */
 function onlyReport(loads, data) {
-  const figure = { upload: (r) => r.upload, curl: (r) => r.wall, inflate: (r) => r.seconds, pigz: (r) => r.seconds };
+  const figure = {
+    upload: (r) => r.upload,
+    uploadOther: (r) => r.upload,
+    curl: (r) => r.wall,
+    inflate: (r) => r.seconds,
+    pigz: (r) => r.seconds,
+  };
   for (const [loadName, { runs, retried }] of Object.entries(loads)) {
     const lines = [`${loadName} (${retried} runs made again):`];
     for (const [name, results] of Object.entries(runs)) {
@@ -1145,6 +1174,10 @@ function onlyReport(loads, data) {
       lines.push(
         `  ${name}: ${values.map(seconds).join(', ')}; median ${seconds(median(values))}, ${mbps(data.bytes, median(values))}`,
       );
+      // CPU seconds of the whole command: what a busy machine disturbs least.
+      const cpu = results.map((r) => r.cpu);
+      if (cpu.some(Number.isFinite))
+        lines.push(`    CPU ${cpu.map(seconds).join(', ')}; median ${seconds(median(cpu))}`);
     }
     if (runs.upload && runs.curl) {
       const ratios = runs.upload.map((r, k) => runs.curl[k].wall / r.upload);
@@ -1179,6 +1212,7 @@ async function main() {
   const box = await SandboxProcess.start(sandboxDir);
   sandboxProcess = box;
   const bench = new Bench(box, data, plain);
+  bench.other = options.other;
   const stop = async () => {
     load.stop();
     await box.close();
