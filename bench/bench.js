@@ -1163,6 +1163,7 @@ function onlyReport(loads, data) {
   const figure = {
     upload: (r) => r.upload,
     uploadOther: (r) => r.upload,
+    capped: (r) => r.upload,
     curl: (r) => r.wall,
     inflate: (r) => r.seconds,
     pigz: (r) => r.seconds,
