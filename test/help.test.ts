@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { EXIT_CODES } from '../src/core/errors.js';
 import { ROOT, run } from './helpers.js';
 
 describe('bds help <command>', () => {
@@ -69,6 +70,34 @@ describe('options before the command', () => {
     const res = await run(['--frobnicate', 'whoami']);
     expect(res.code).toBe(2);
     expect(res.stderr).toBe("bds: unknown option '--frobnicate'\nhint: see bds --help\n");
+  });
+});
+
+/** Every exit code bds has, written once in core/errors.ts. */
+const exitCodes = [...new Set(Object.values(EXIT_CODES))].sort((a, b) => a - b);
+const sorted = (codes: Iterable<string>): number[] => [...new Set([...codes].map(Number))].sort((a, b) => a - b);
+const doc = (name: string): string => readFileSync(path.join(ROOT, name), 'utf8');
+
+describe('the exit codes, written once in EXIT_CODES', () => {
+  it('are those bds --help lists, and no other', async () => {
+    const help = (await run(['--help'])).stdout;
+    const section = help.slice(help.indexOf('Exit codes:'));
+    expect(sorted(section.match(/^ {2}[\d/]+(?= )/gm)!.flatMap((codes) => codes.trim().split('/')))).toEqual(exitCodes);
+  });
+
+  it("are those of docs/output.md's table, and no other", () => {
+    const rows = doc('docs/output.md')
+      .split('\n')
+      .filter((line) => /^\| \d/.test(line));
+    expect(sorted(rows.flatMap((row) => row.split('|')[1]!.trim().split(' / ')))).toEqual(exitCodes);
+  });
+
+  it('are those the script in docs/recipes.md branches on, but 1 (its catch-all, a bug)', () => {
+    const recipe = doc('docs/recipes.md');
+    const script = recipe.slice(recipe.indexOf('## Exit codes in a script'));
+    const branches = script.slice(0, script.indexOf('esac')).match(/^ {2}[\d|]+(?=\))/gm)!;
+    const codes = sorted(branches.flatMap((codes) => codes.trim().split('|')));
+    expect(codes).toEqual(exitCodes.filter((code) => code !== EXIT_CODES.internal));
   });
 });
 
