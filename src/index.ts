@@ -20,7 +20,7 @@ import {
 import { deliverFolder, type DeliverOptions, type DeliverResult, type DryRunResult } from './core/delivery/deliver.js';
 import type { EventListener } from './core/delivery/events.js';
 import { abortError } from './core/errors.js';
-import { checkOptions, type OptionKind } from './core/options.js';
+import { type CallOptions, checkOptions, type OptionKind } from './core/options.js';
 import { Operation } from './core/operation.js';
 import type { Env } from './core/runtime.js';
 import { processRuntime } from './process-runtime.js';
@@ -102,26 +102,6 @@ const LIBRARY_OPTIONS: Record<keyof LibraryOptions, OptionKind> = {
   onEvent: 'function',
 };
 
-/** The options of one folder, for check and deliver. */
-const FOLDER_OPTIONS = {
-  dir: 'string',
-  period: 'string',
-  product: 'product',
-  file: 'string',
-  schema: 'string',
-  report: 'string',
-  sourceId: 'string',
-} as const satisfies Record<string, OptionKind>;
-
-const DELIVERY_CHOICES = {
-  limitRate: 'rate',
-  force: 'boolean',
-  dryRun: 'boolean',
-  skipDelivered: 'boolean',
-  wait: 'boolean',
-  timeout: 'number',
-} as const satisfies Record<string, OptionKind>;
-
 /**
  * deliver's and deliverMany's upload rate cap: bytes per second, or a string as curl writes it ("500K", "10M",
  * "1G"; K = 1024); 0 for none. Default BDS_LIMIT_RATE or the config file's limitRate.
@@ -134,9 +114,65 @@ export interface UploadOptions {
   limitRate?: UploadRateOption;
 }
 
+/** The options of one folder, for check and deliver. */
+const FOLDER_OPTIONS = {
+  dir: 'string',
+  period: 'string',
+  product: 'product',
+  file: 'string',
+  schema: 'string',
+  report: 'string',
+  sourceId: 'string',
+} as const;
+
+/** deliver's and deliverMany's choices; failOn (a string or a list) is checked where it is read. */
+const DELIVERY_CHOICES = {
+  limitRate: 'rate',
+  force: 'boolean',
+  dryRun: 'boolean',
+  skipDelivered: 'boolean',
+  wait: 'boolean',
+  timeout: 'number',
+} as const;
+
+const STATUS_OPTIONS = {
+  sourceId: 'string',
+  since: 'string',
+  until: 'string',
+  period: 'string',
+  product: 'product',
+} as const;
+
+/** Each call's options: one description per call, checked at the door besides those every function takes. */
+const CALLS = {
+  check: { kinds: FOLDER_OPTIONS, required: ['dir'] } satisfies CallOptions<CheckOptions>,
+  checkMany: {
+    kinds: { dirs: 'folders', product: 'product', sourceId: 'string' },
+    required: ['dirs'],
+  } satisfies CallOptions<CheckManyOptions>,
+  deliver: {
+    kinds: { ...FOLDER_OPTIONS, ...DELIVERY_CHOICES },
+    required: ['dir'],
+  } satisfies CallOptions<DeliverOptions & UploadOptions, 'failOn'>,
+  deliverMany: {
+    kinds: { dirs: 'folders', product: 'product', sourceId: 'string', jobs: 'number', ...DELIVERY_CHOICES },
+    required: ['dirs'],
+  } satisfies CallOptions<DeliverManyOptions & UploadOptions, 'failOn'>,
+  whoami: { kinds: {} } satisfies CallOptions<object>,
+  listBatches: {
+    kinds: { sourceId: 'string', period: 'string', product: 'product', status: 'string' },
+  } satisfies CallOptions<ListOptions>,
+  // name, which it needs, registerSource checks itself: an empty one too.
+  registerSource: { kinds: { name: 'string', description: 'string' } } satisfies CallOptions<RegisterSourceOptions>,
+  status: { kinds: STATUS_OPTIONS } satisfies CallOptions<StatusOptions, 'failOn'>,
+  waitForReview: {
+    kinds: { ...STATUS_OPTIONS, timeout: 'number' },
+  } satisfies CallOptions<WaitForReviewOptions, 'failOn'>,
+};
+
 /** The pre-flight of deliver, offline: no key, no base URL, no request. */
 export function check(options: CheckOptions & LibraryOptions): Promise<CheckResult> {
-  return withOperation('check', options, FOLDER_OPTIONS, (op) => checkUseCase(options, op), ['dir']);
+  return withOperation('check', options, (op) => checkUseCase(options, op));
 }
 
 /**
@@ -144,8 +180,7 @@ export function check(options: CheckOptions & LibraryOptions): Promise<CheckResu
  * result with `ok: false` (told by an 'ended' event), and the others are still checked.
  */
 export function checkMany(options: CheckManyOptions & LibraryOptions): Promise<CheckManyResult> {
-  const kinds = { dirs: 'folders', product: 'product', sourceId: 'string' } as const;
-  return withOperation('checkMany', options, kinds, (op) => checkManyUseCase(options, op), ['dirs']);
+  return withOperation('checkMany', options, (op) => checkManyUseCase(options, op));
 }
 
 /**
@@ -164,13 +199,7 @@ export function deliver(
 export function deliver(
   options: DeliverOptions & UploadOptions & LibraryOptions,
 ): Promise<DeliverResult | DryRunResult> {
-  return withOperation(
-    'deliver',
-    options,
-    { ...FOLDER_OPTIONS, ...DELIVERY_CHOICES },
-    (op) => deliverFolder(options, op),
-    ['dir'],
-  );
+  return withOperation('deliver', options, (op) => deliverFolder(options, op));
 }
 
 /**
@@ -182,60 +211,31 @@ export function deliver(
 export async function deliverMany(
   options: DeliverManyOptions & UploadOptions & LibraryOptions,
 ): Promise<DeliverManyResult> {
-  const kinds = {
-    dirs: 'folders',
-    product: 'product',
-    sourceId: 'string',
-    jobs: 'number',
-    ...DELIVERY_CHOICES,
-  } as const;
-  return withOperation(
-    'deliverMany',
-    options,
-    kinds,
-    async (op) => {
-      const result = await deliverManyUseCase(options, op);
-      if (op.signal.aborted) throw abortError(op.signal);
-      return result;
-    },
-    ['dirs'],
-  );
+  return withOperation('deliverMany', options, async (op) => {
+    const result = await deliverManyUseCase(options, op);
+    if (op.signal.aborted) throw abortError(op.signal);
+    return result;
+  });
 }
 
 export function whoami(options: LibraryOptions = {}): Promise<WhoamiResult> {
-  return withOperation('whoami', options, {}, (op) => service.whoami(op));
+  return withOperation('whoami', options, (op) => service.whoami(op));
 }
 
 export function listBatches(options: ListOptions & LibraryOptions = {}): Promise<{ batches: BatchListEntry[] }> {
-  return withOperation(
-    'listBatches',
-    options,
-    { sourceId: 'string', period: 'string', product: 'product', status: 'string' },
-    (op) => service.listBatches(options, op),
-  );
+  return withOperation('listBatches', options, (op) => service.listBatches(options, op));
 }
 
 export function registerSource(options: RegisterSourceOptions & LibraryOptions): Promise<Source> {
-  return withOperation('registerSource', options, { name: 'string', description: 'string' }, (op) =>
-    service.registerSource(options, op),
-  );
+  return withOperation('registerSource', options, (op) => service.registerSource(options, op));
 }
-
-/** What status and waitForReview take besides what every function takes (failOn: a string or a list). */
-const STATUS_OPTIONS = {
-  sourceId: 'string',
-  since: 'string',
-  until: 'string',
-  period: 'string',
-  product: 'product',
-} as const satisfies Record<string, OptionKind>;
 
 /**
  * Where each month stands: the object `bds status --json` prints. A rejected or missing month does not reject:
  * `exit_code` is 7 when a month is in a state `failOn` names.
  */
 export function status(options: StatusOptions & LibraryOptions = {}): Promise<StatusResult> {
-  return withOperation('status', options, STATUS_OPTIONS, (op) => review.status(options, op));
+  return withOperation('status', options, (op) => review.status(options, op));
 }
 
 /**
@@ -244,23 +244,20 @@ export function status(options: StatusOptions & LibraryOptions = {}): Promise<St
  * state `failOn` names (default rejected), or is still pending at the timeout.
  */
 export function waitForReview(options: WaitForReviewOptions & LibraryOptions = {}): Promise<StatusResult> {
-  return withOperation('waitForReview', options, { ...STATUS_OPTIONS, timeout: 'number' }, (op) =>
-    review.waitForReview(options, op),
-  );
+  return withOperation('waitForReview', options, (op) => review.waitForReview(options, op));
 }
 
 /**
- * One call of the library: its options checked at the door (`kinds`, besides those every function takes), then
- * `work` with an Operation of its own. A wrong option rejects, as every failure does, with a UsageError.
+ * One call of the library: its options checked at the door (as CALLS describes them, besides those every function
+ * takes), then `work` with an Operation of its own. A wrong option rejects, as every failure does, with a UsageError.
  */
 async function withOperation<T>(
-  call: string,
+  call: keyof typeof CALLS,
   options: LibraryOptions & { sourceId?: string | undefined; limitRate?: UploadRateOption | undefined },
-  kinds: Record<string, OptionKind>,
   work: (op: Operation) => Promise<T>,
-  required: readonly string[] = [],
 ): Promise<T> {
-  checkOptions(call, options, { ...LIBRARY_OPTIONS, ...kinds }, required);
+  const described: { kinds: Record<string, OptionKind>; required?: readonly string[] } = CALLS[call];
+  checkOptions(call, options, { ...LIBRARY_OPTIONS, ...described.kinds }, described.required);
   const runtime = processRuntime(options);
   // Inside, an abort always carries a BdsError (exit code 130), whatever reason the caller gave.
   const controller = new AbortController();

@@ -23,6 +23,16 @@ const EXPECTED: Record<OptionKind, string> = {
 };
 
 /**
+ * What one library call takes: the kind of every option of its type `Options` but those in `Unchecked` (read and
+ * checked where they are used), and the options it needs. Typed against the call's options, so an option added
+ * to them without a kind here does not compile.
+ */
+export interface CallOptions<Options, Unchecked extends keyof Options = never> {
+  kinds: { readonly [Name in Exclude<keyof Options, Unchecked>]-?: OptionKind };
+  required?: readonly (keyof Options & string)[];
+}
+
+/**
  * Checks `options` of the library function `call`: every option named in `kinds` is undefined or of its kind,
  * and those in `required` are given.
  */
