@@ -4,7 +4,7 @@
 // month's schema can be compared with it. The lock beside it is lock.ts's.
 
 import { createHash } from 'node:crypto';
-import { linkSync, mkdirSync, readdirSync, readFileSync, renameSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync } from 'node:fs';
 import path from 'node:path';
 import { errnoCode, isObject } from '../guards.js';
 import { BdsError, UsageError } from '../errors.js';
@@ -12,6 +12,7 @@ import type { BatchStatus, KeyMode, UploadTarget } from '../api/types.js';
 import type { ColumnEntry } from '../preflight/columns.js';
 import { writeFileAtomic, type WriteStep } from '../files.js';
 import type { Platform } from '../platform.js';
+import { byMode, completedVersion1, keepOldTestRecord, parseVersion1 } from './old-records.js';
 
 /** What a delivery is: the API (canonical, see canonicalApi), source, period, product. */
 export interface DeliverySubject {
@@ -87,12 +88,10 @@ export class RecordStore {
    * (from before the modes had a file each) counts as the test record until write() moves it.
    */
   read(key: DeliveryKey, mode: KeyMode, onCorrupt: (corrupt: CorruptRecord) => void): ModeRecords {
-    let live = this.readFile(this.recordPath(key, 'live'), key, onCorrupt);
-    let test = this.readFile(this.recordPath(key, 'test'), key, onCorrupt);
-    if (live?.keyMode === 'test') {
-      test ??= live;
-      live = undefined;
-    }
+    const { live, test } = byMode(
+      this.readFile(this.recordPath(key, 'live'), key, onCorrupt),
+      this.readFile(this.recordPath(key, 'test'), key, onCorrupt),
+    );
     const unknown = live?.keyMode === undefined ? live : undefined;
     return mode === 'live' ? { own: live, other: test } : { own: test ?? unknown, other: unknown ? undefined : live };
   }
@@ -126,31 +125,15 @@ export class RecordStore {
    * are not known, so it could not be resumed safely (a fresh batch is made, as for a lost record).
    */
   readVersion1(key: DeliveryKey, baseUrl: string): Version1Record | undefined {
-    const digest = createHash('sha256')
-      .update(JSON.stringify([baseUrl, key.sourceId, key.period, key.product]))
-      .digest('hex')
-      .slice(0, 12);
-    const file = path.join(
-      this.dir,
-      `${safeSource(key.sourceId)}-${key.period}-${key.product}-${digest}-${key.sha256.slice(0, 16)}.json`,
-    );
     let text: string;
     try {
-      text = readFileSync(file, 'utf8');
+      // Its name is this version's, with the base URL as written where the API is.
+      text = readFileSync(this.recordPath({ ...key, api: baseUrl }, 'live'), 'utf8');
     } catch {
       return undefined;
     }
-    const value = parseVersion1(text);
-    if (
-      value?.sha256 !== key.sha256 ||
-      value.step !== 'completed' ||
-      typeof value.idempotencyKey !== 'string' ||
-      typeof value.batchId !== 'string'
-    ) {
-      return undefined;
-    }
-    const { idempotencyKey, batchId, dataFile, bytes, recordCount, updatedAt } = value as Record<string, never>;
-    return { ...key, version: 2, step: 'completed', idempotencyKey, batchId, dataFile, bytes, recordCount, updatedAt };
+    const fields = completedVersion1(text, key.sha256);
+    return fields && { ...key, version: 2, step: 'completed', ...fields };
   }
 
   /**
@@ -222,12 +205,7 @@ export class RecordStore {
     } catch {
       return;
     }
-    if (old?.keyMode !== 'test') return;
-    try {
-      linkSync(liveFile, testFile);
-    } catch (error) {
-      if (errnoCode(error) !== 'EEXIST') throw error;
-    }
+    if (old?.keyMode === 'test') keepOldTestRecord(liveFile, testFile);
   }
 
   /**
@@ -320,15 +298,6 @@ function baseName(subject: DeliverySubject): string {
 
 function safeSource(sourceId: string): string {
   return sourceId.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 40);
-}
-
-function parseVersion1(text: string): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(text);
-    return isObject(value) && value.version === 1 ? value : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 function parseRecord(text: string): DeliveryRecord | undefined {
