@@ -10,6 +10,8 @@ import net from 'node:net';
 import path from 'node:path';
 import tls from 'node:tls';
 import { describe, expect, it } from 'vitest';
+import { parseProxyUrl } from '../src/core/api/proxy.js';
+import { hostPort } from '../src/core/api/url-rules.js';
 import type { Sandbox } from '../src/sandbox/emulator.js';
 import { listenUntilTestEnds, makeFolder, newSource, ROOT, run, sandbox, sandboxEnv, spawnCli } from './helpers.js';
 
@@ -309,5 +311,23 @@ describe('proxies', () => {
     expect(res.stderr).toMatch(/^hint: is the proxy running/m);
     // undici alone connects again at once, for ever, when a proxy closes on CONNECT.
     expect(proxy.tunnels).toHaveLength(6);
+  });
+});
+
+describe('one reading of a proxy and of where a URL connects, for requests and doctor alike', () => {
+  it('parseProxyUrl: a value without a scheme is http://; one that is no URL is undefined', () => {
+    expect(parseProxyUrl('proxy.corp:3128')?.href).toBe('http://proxy.corp:3128/');
+    expect(parseProxyUrl('https://user:pw@proxy.corp')?.href).toBe('https://user:pw@proxy.corp/');
+    expect(parseProxyUrl('socks5://proxy.corp:1080')?.protocol).toBe('socks5:');
+    expect(parseProxyUrl('http://:3128')).toBeUndefined();
+  });
+
+  it.each([
+    ['http://[::1]:3128', { host: '::1', port: 3128 }],
+    ['https://[2001:db8::1]/v1', { host: '2001:db8::1', port: 443 }],
+    ['http://proxy.corp', { host: 'proxy.corp', port: 80 }],
+    ['https://api.bds.test:8443', { host: 'api.bds.test', port: 8443 }],
+  ])('hostPort(%s): the host without IPv6 brackets, the port or the scheme default', (url, expected) => {
+    expect(hostPort(new URL(url))).toEqual(expected);
   });
 });

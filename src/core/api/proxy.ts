@@ -6,7 +6,7 @@ import { Agent, Pool, ProxyAgent, type Dispatcher } from 'undici';
 import { UsageError } from '../errors.js';
 import { cleanText } from '../clean-text.js';
 import { redactUrl } from './redact.js';
-import { isLoopback } from './url-rules.js';
+import { hostPort, isLoopback } from './url-rules.js';
 
 /** The environment's proxy variables (HTTPS_PROXY, HTTP_PROXY, NO_PROXY, lower case too), among others. */
 export type ProxyEnv = Readonly<Record<string, string | undefined>>;
@@ -120,19 +120,27 @@ class ProxyPool extends Pool {
   }
 }
 
-/** A proxy variable (lower case first, as curl reads them), parsed; `host:port` without a scheme is http://, as for curl. */
+/**
+ * A proxy variable's value as a URL, or undefined when it is none: without a scheme (proxy.corp:3128) it is
+ * http://, as curl and wget take it.
+ */
+export function parseProxyUrl(value: string): URL | undefined {
+  const written = /^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? value : `http://${value}`;
+  return URL.canParse(written) ? new URL(written) : undefined;
+}
+
+/** A proxy variable (lower case first, as curl reads them), parsed by parseProxyUrl. */
 function proxySetting(env: ProxyEnv, lower: string): ProxySetting {
   const upper = lower.toUpperCase();
   const variable = env[lower] ? lower : env[upper] ? upper : undefined;
   const value = variable === undefined ? '' : env[variable]!.trim();
   if (variable === undefined || value === '') return undefined;
-  const written = /^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? value : `http://${value}`;
   const unusable = (why: string) =>
     new UsageError(`${variable} is not a proxy bds can use: ${why}`, {
       hint: `write it as http://host:port (with a user: http://user:password@host:port, special characters percent-encoded), or unset ${variable}`,
     });
-  if (!URL.canParse(written)) return unusable(`${showUnparsed(value)} is not a URL`);
-  const url = new URL(written);
+  const url = parseProxyUrl(value);
+  if (!url) return unusable(`${showUnparsed(value)} is not a URL`);
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     return unusable(
       `${redactUrl(url)} is a ${url.protocol.slice(0, -1)} proxy; bds speaks to http:// and https:// proxies`,
@@ -152,7 +160,7 @@ function bypasses(url: URL, noProxy: string): boolean {
   if (noProxy.trim() === '*') return true;
   // Brackets kept around an IPv6 address, as NO_PROXY writes them.
   const host = url.host.replace(/:\d*$/, '').toLowerCase();
-  const port = Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
+  const { port } = hostPort(url);
   return noProxy.split(/[,\s]/).some((entry) => {
     if (!entry) return false;
     const match = /^(.+):(\d+)$/.exec(entry);

@@ -1,8 +1,18 @@
 // Rules about URLs shared by the settings (base URL), the API client (upload URLs) and the delivery records.
 
+/** A URL's hostname as a lookup or a socket takes it: an IPv6 address without its brackets. */
+export function bareHost(hostname: string): string {
+  return hostname.replace(/^\[|\]$/g, '');
+}
+
+/** Where a connection to `url` goes: its bare host, and its port or the scheme's default. */
+export function hostPort(url: URL): { host: string; port: number } {
+  return { host: bareHost(url.hostname), port: Number(url.port) || (url.protocol === 'https:' ? 443 : 80) };
+}
+
 /** This machine: the only hosts plain http:// may go to, since nothing on the way can read it. */
 export function isLoopback(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  const host = bareHost(hostname).toLowerCase();
   return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
 }
 

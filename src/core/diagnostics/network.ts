@@ -9,8 +9,9 @@ import https from 'node:https';
 import net from 'node:net';
 import tls from 'node:tls';
 import { DEFAULT_TUNING } from '../api/http.js';
-import { proxyFor } from '../api/proxy.js';
+import { parseProxyUrl, proxyFor } from '../api/proxy.js';
 import { redactUrl } from '../api/redact.js';
+import { hostPort } from '../api/url-rules.js';
 import { errnoCode } from '../guards.js';
 import { abortError, EXIT_CODES } from '../errors.js';
 import type { Runtime } from '../runtime.js';
@@ -34,17 +35,13 @@ export async function networkChecks(runtime: Runtime, baseUrl: URL, signal: Abor
   const findings: Finding[] = [];
   const done = (reached: boolean): NetworkFindings => ({ findings, reached });
   const limits: Limits = { timeoutMs: runtime.http?.connectTimeoutMs ?? DEFAULT_TUNING.connectTimeoutMs, signal };
-  const target = {
-    host: baseUrl.hostname.replace(/^\[|\]$/g, ''),
-    port: Number(baseUrl.port) || (baseUrl.protocol === 'https:' ? 443 : 80),
-  };
+  const target = hostPort(baseUrl);
 
   const choice = proxyFor(baseUrl, runtime.env);
   let proxy: URL | undefined;
   if (choice) {
-    // A proxy without a scheme (proxy.corp:3128) is http://, as curl and wget take it.
-    const written = /^[a-z][a-z0-9+.-]*:\/\//i.test(choice.url) ? choice.url : `http://${choice.url}`;
-    if (!URL.canParse(written) || !['http:', 'https:'].includes(new URL(written).protocol)) {
+    const parsed = parseProxyUrl(choice.url);
+    if (!parsed || !['http:', 'https:'].includes(parsed.protocol)) {
       findings.push(
         fail(
           'proxy',
@@ -55,7 +52,7 @@ export async function networkChecks(runtime: Runtime, baseUrl: URL, signal: Abor
       );
       return done(false);
     }
-    proxy = new URL(written);
+    proxy = parsed;
     findings.push(ok('proxy', `${redactUrl(proxy).replace(/\/$/, '')} (from ${choice.variable}) for ${baseUrl.host}`));
   } else {
     findings.push(ok('proxy', `none: ${baseUrl.host} is reached directly`));
@@ -63,13 +60,7 @@ export async function networkChecks(runtime: Runtime, baseUrl: URL, signal: Abor
   findings.push(caCheck(runtime));
 
   // Through a proxy, bds never looks up the API's name itself: the proxy does.
-  const first = proxy
-    ? {
-        host: proxy.hostname.replace(/^\[|\]$/g, ''),
-        port: Number(proxy.port) || (proxy.protocol === 'https:' ? 443 : 80),
-        what: 'the proxy ',
-      }
-    : { ...target, what: '' };
+  const first = proxy ? { ...hostPort(proxy), what: 'the proxy ' } : { ...target, what: '' };
   let address: string;
   try {
     const addresses = await lookup(first.host, limits);
@@ -236,8 +227,7 @@ function openTunnel(
   }
   return new Promise((resolve, reject) => {
     const request = (proxy.protocol === 'https:' ? https : http).request({
-      host: proxy.hostname.replace(/^\[|\]$/g, ''),
-      port: Number(proxy.port) || (proxy.protocol === 'https:' ? 443 : 80),
+      ...hostPort(proxy),
       method: 'CONNECT',
       path: authority,
       headers,
