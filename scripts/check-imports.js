@@ -12,12 +12,19 @@ const SRC = path.join(ROOT, 'src');
 /** Which modules a part may import besides its own; the first matching prefix of a file's path decides. */
 const ALLOWED = [
   ['sandbox/', ['sandbox/', 'core/api/types.ts']],
-  ['core/api/', ['core/api/', 'core/errors.ts', 'core/clean-text.ts']],
+  ['core/api/', ['core/api/', 'core/errors.ts', 'core/clean-text.ts', 'core/plural.ts']],
   // core/files.ts (the crash-safe write of every file bds keeps) imports nothing of bds: the pass cache,
   // the delivery records, the locks and the user's config file all write through it.
-  // core/platform.ts (the path rules of the system bds runs on) imports nothing of bds either.
-  ['core/datapass/', ['core/datapass/', 'core/errors.ts', 'core/guards.ts', 'core/files.ts', 'core/platform.ts']],
-  ['core/preflight/', ['core/preflight/', 'core/errors.ts', 'core/guards.ts', 'core/api/types.ts', 'core/platform.ts']],
+  // core/platform.ts (the path rules of the system bds runs on) imports nothing of bds either, nor does
+  // core/plural.ts (a noun after a count), which every part may import.
+  [
+    'core/datapass/',
+    ['core/datapass/', 'core/errors.ts', 'core/guards.ts', 'core/files.ts', 'core/platform.ts', 'core/plural.ts'],
+  ],
+  [
+    'core/preflight/',
+    ['core/preflight/', 'core/errors.ts', 'core/guards.ts', 'core/api/types.ts', 'core/platform.ts', 'core/plural.ts'],
+  ],
   [
     'core/settings/',
     [
@@ -28,10 +35,12 @@ const ALLOWED = [
       'core/api/',
       'core/files.ts',
       'core/platform.ts',
+      'core/plural.ts',
     ],
   ],
   ['core/files.ts', ['core/platform.ts']],
   ['core/platform.ts', []],
+  ['core/plural.ts', []],
   [
     'core/monitoring/',
     [
@@ -42,6 +51,7 @@ const ALLOWED = [
       'core/delivery/',
       'core/files.ts',
       'core/platform.ts',
+      'core/plural.ts',
     ],
   ],
   ['core/', ['core/']],

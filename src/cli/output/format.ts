@@ -22,10 +22,7 @@ export function formatDuration(ms: number): string {
   return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
 }
 
-/** A count and its noun: "1 record", "3 records". */
-export function counted(count: number, noun: string): string {
-  return `${count} ${noun}${count === 1 ? '' : 's'}`;
-}
+export { counted, plural } from '../../core/plural.js';
 
 export function formatRate(bytes: number, ms: number): string {
   return ms > 0 ? `${formatBytes((bytes * 1000) / ms)}/s` : '';

@@ -14,7 +14,7 @@ import {
   type MonthStatus,
 } from '../../core/status/ledger.js';
 import type { StatusResult } from '../../core/status/status.js';
-import { timestamp } from './format.js';
+import { counted, plural, timestamp } from './format.js';
 import type { IO } from './io.js';
 import { renderTable } from './table.js';
 
@@ -135,13 +135,13 @@ function statusNotes(result: StatusResult): string[] {
   const unfinished = result.months.filter((m) => m.state === 'unfinished');
   const pending = result.months.filter(isPending);
   const todo = [
-    missing.length > 0 && `deliver the missing ${months(missing.length)}: bds deliver ${folders(missing)}`,
+    missing.length > 0 && `deliver the missing ${plural(missing.length, 'month')}: bds deliver ${folders(missing)}`,
     rejected.length > 0 &&
-      `deliver the rejected ${months(rejected.length)} again, once fixed: bds deliver ${folders(rejected)}`,
+      `deliver the rejected ${plural(rejected.length, 'month')} again, once fixed: bds deliver ${folders(rejected)}`,
     unfinished.length > 0 &&
-      `finish the unfinished ${unfinished.length === 1 ? 'delivery' : 'deliveries'} (${named(unfinished, label)}): the same bds deliver command again resumes ${unfinished.length === 1 ? 'it' : 'them'}`,
+      `finish the unfinished ${plural(unfinished.length, 'delivery', 'deliveries')} (${named(unfinished, label)}): the same bds deliver command again resumes ${plural(unfinished.length, 'it', 'them')}`,
     pending.length > 0 &&
-      `${pending.length} ${months(pending.length)} received or in review: bds status --wait waits for the verdict`,
+      `${counted(pending.length, 'month')} received or in review: bds status --wait waits for the verdict`,
   ].filter((line): line is string => typeof line === 'string');
   return [
     counts.length > 0 ? counts.join(', ') : 'no months',
@@ -175,10 +175,6 @@ function pendingText(pending: MonthStatus[]): string {
 function named<T>(list: T[], name: (item: T) => string): string {
   const shown = list.slice(0, NAMED_AT_MOST).map(name).join(', ');
   return list.length > NAMED_AT_MOST ? `${shown} and ${list.length - NAMED_AT_MOST} more` : shown;
-}
-
-function months(count: number): string {
-  return count === 1 ? 'month' : 'months';
 }
 
 function label({ period, product }: { period: string; product: string }): string {

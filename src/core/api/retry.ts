@@ -2,6 +2,7 @@
 // (exponential backoff with "equal jitter", or the server's Retry-After), and when to give up.
 
 import { NetworkError, type RequestInfo } from '../errors.js';
+import { counted } from '../plural.js';
 
 export const RETRY_STATUSES = new Set([408, 429, 500, 502, 503, 504]);
 
@@ -77,7 +78,7 @@ export async function withRetries<T>(
       const elapsed = deps.now() - started;
       if (n >= limits.maxAttempts || elapsed + delayMs > limits.maxTotalMs) {
         throw new NetworkError(
-          `${error.failure.message} (gave up after ${n} attempt${n === 1 ? '' : 's'} in ${Math.round(elapsed / 1000)} s)`,
+          `${error.failure.message} (gave up after ${counted(n, 'attempt')} in ${Math.round(elapsed / 1000)} s)`,
           error.failure.request,
           // A hint about the failure itself (a proxy to check) says more than the general one.
           {

@@ -15,6 +15,7 @@ import { PassCache } from '../datapass/cache.js';
 import type { DeliveryRecord, RecordStore } from './record-store.js';
 import { cacheDir } from '../settings/dirs.js';
 import { passOverDataFile, type DataPass } from '../datapass/data-pass.js';
+import { counted } from '../plural.js';
 
 export interface SchemaChanges extends ColumnDiff {
   since: { period: string; batch_id: string | null };
@@ -148,19 +149,15 @@ export function crossCheckReport(
   const differs = (rowsOut: unknown): rowsOut is number => typeof rowsOut === 'number' && rowsOut !== recordCount;
   if (entry && differs(entry.rows_out)) {
     warnings.push(
-      `the report's files[] says ${cleanText(entry.path, 100)} has rows_out ${entry.rows_out}, but ${dataName} holds ${records(recordCount)}`,
+      `the report's files[] says ${cleanText(entry.path, 100)} has rows_out ${entry.rows_out}, but ${dataName} holds ${counted(recordCount, 'record')}`,
     );
   }
   if (report.files.length <= 1 && differs(report.totals.rows_out)) {
     warnings.push(
-      `the report's totals.rows_out is ${report.totals.rows_out}, but ${dataName} holds ${records(recordCount)}`,
+      `the report's totals.rows_out is ${report.totals.rows_out}, but ${dataName} holds ${counted(recordCount, 'record')}`,
     );
   }
   return warnings;
-}
-
-function records(count: number): string {
-  return `${count} record${count === 1 ? '' : 's'}`;
 }
 
 /** JSON with object keys sorted: the same meaning gives the same digest, whatever the key order. */

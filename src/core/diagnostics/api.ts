@@ -6,6 +6,7 @@ import type { Operation } from '../operation.js';
 import type { ApiKey, Settings } from '../settings/settings.js';
 import { fail, ok, warn, type Finding } from './doctor-check.js';
 import { failure } from './settings.js';
+import { counted } from '../plural.js';
 
 /** More than this between the clocks is a warning: signed upload URLs are checked against the server's. */
 const CLOCK_SKEW_WARN_MS = 5 * 60_000;
@@ -47,9 +48,7 @@ export async function apiChecks(op: Operation, key: ApiKey, settings: Settings):
       const sourceId = settings.sourceId.value;
       try {
         const batches = await api.listBatches(sourceId, op.signal);
-        findings.push(
-          ok('source', `${sourceId} exists for this key: ${batches.length} batch${batches.length === 1 ? '' : 'es'}`),
-        );
+        findings.push(ok('source', `${sourceId} exists for this key: ${counted(batches.length, 'batch', 'batches')}`));
       } catch (error) {
         if (op.signal.aborted) throw abortError(op.signal);
         findings.push(

@@ -16,6 +16,7 @@ import { errnoCode } from '../guards.js';
 import { abortError, EXIT_CODES } from '../errors.js';
 import type { Runtime } from '../runtime.js';
 import { fail, ok, warn, type Finding } from './doctor-check.js';
+import { counted } from '../plural.js';
 
 export interface NetworkFindings {
   findings: Finding[];
@@ -132,7 +133,7 @@ function caCheck(runtime: Runtime): Finding {
       `NODE_EXTRA_CA_CERTS names ${file}, which holds no certificate: Node ignores it`,
       'point it at a PEM file (-----BEGIN CERTIFICATE-----)',
     );
-  return ok('CA', `${count} extra certificate${count === 1 ? '' : 's'} from ${file} (NODE_EXTRA_CA_CERTS)`);
+  return ok('CA', `${counted(count, 'extra certificate')} from ${file} (NODE_EXTRA_CA_CERTS)`);
 }
 
 async function tlsCheck(
