@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The shape of src/, checked in `npm test`: no import circle (type-only and dynamic imports included), and
-// each part imports only what docs/design.md says it may. Prints every offence and exits 1 if there is any.
+// each part imports only what docs/design.md says it may. Prints every offence and exits 1 if there is any;
+// with --rules, prints the rules (test/docs.test.ts compares them with docs/design.md).
 
 import fs from 'node:fs';
 import path from 'node:path';
@@ -58,6 +59,20 @@ const ALLOWED = [
 ];
 /** Packages the core never imports: the command line's. */
 const CLI_PACKAGES = ['commander', 'chalk', 'ora'];
+
+/** The rules as docs/design.md states them: one line a part, then the packages the core never imports. */
+function rulesText() {
+  const width = Math.max(...ALLOWED.map(([prefix]) => prefix.length));
+  return [
+    ...ALLOWED.map(([prefix, allowed]) => `${prefix.padEnd(width)} → ${allowed.join(', ') || 'nothing of bds'}`),
+    `${'core/'.padEnd(width)} ✗ ${CLI_PACKAGES.join(', ')}`,
+  ].join('\n');
+}
+
+if (process.argv.includes('--rules')) {
+  console.log(rulesText());
+  process.exit(0);
+}
 
 function sources(dir) {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {

@@ -4,6 +4,7 @@
 // from the commander program that buildProgram() makes, so a command or flag added later is checked as soon
 // as it exists, with no change here: document it, or this test names what is missing.
 
+import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
@@ -312,5 +313,60 @@ describe('the documents (README.md, docs/*.md)', () => {
     expect(headings).toEqual(
       expect.arrayContaining([...commands.keys()].map((name) => expect.stringMatching(new RegExp(`^bds ${name}\\b`)))),
     );
+  });
+});
+
+describe('docs/design.md follows the code', () => {
+  const design = readFileSync(path.join(ROOT, 'docs', 'design.md'), 'utf8');
+  /** The fenced block that follows `heading` (a heading or the start of a paragraph). */
+  const blockAfter = (heading: string): string => {
+    const rest = design.slice(design.indexOf(heading));
+    const start = rest.indexOf('```\n') + 4;
+    return rest.slice(start, rest.indexOf('\n```', start));
+  };
+
+  it('states the import rules exactly as scripts/check-imports.js --rules prints them', () => {
+    const printed = execFileSync(process.execPath, [path.join(ROOT, 'scripts', 'check-imports.js'), '--rules'], {
+      encoding: 'utf8',
+    });
+    expect(blockAfter('Which part may import which')).toBe(printed.trimEnd());
+  });
+
+  /**
+   * Every path the code map names, from the root: a name in the first column is under the last folder of the
+   * column before it (two spaces in: under the last folder at the margin); the files a folder's description
+   * names are in that folder, unless written from src/.
+   */
+  function codeMapPaths(): string[] {
+    const paths: string[] = [];
+    const parents: string[] = [];
+    let folder: string | undefined;
+    for (const line of blockAfter('## Code map').split('\n')) {
+      const entry = /^( *)(\S+)/.exec(line.slice(0, 28));
+      if (entry) {
+        const depth = entry[1]!.length / 2;
+        const named = `${parents.slice(0, depth).join('')}${entry[2]}`;
+        paths.push(named);
+        parents[depth] = entry[2]!;
+        folder = named.endsWith('/') ? named : undefined;
+      }
+      if (!folder) continue;
+      for (const [file] of line.slice(28).matchAll(/(?<![\w./-])[\w/<>.-]+\.(?:ts|js)\b/g)) {
+        paths.push(file.startsWith('src/') ? file : `${folder}${file}`);
+      }
+    }
+    return paths;
+  }
+
+  it('names in its code map only files and folders that exist, and every file of src/', () => {
+    const named = codeMapPaths();
+    const patterns = named.map((name) => new RegExp(`^${name.replace(/[.]/g, '\\.').replace(/<\w+>/g, '[\\w-]+')}$`));
+    const missing = named.filter((name) => !name.includes('<') && !existsSync(path.join(ROOT, name)));
+    expect(missing).toEqual([]);
+    const files = (readdirSync(path.join(ROOT, 'src'), { recursive: true }) as string[])
+      .map((file) => `src/${file.split(path.sep).join('/')}`)
+      .filter((file) => /\.ts$/.test(file) && !file.endsWith('.generated.ts'));
+    expect(files.filter((file) => !patterns.some((pattern) => pattern.test(file)))).toEqual([]);
+    expect(named).toEqual(expect.arrayContaining(['src/core/delivery/record-store.ts', 'src/cli/output/io.ts']));
   });
 });
