@@ -135,13 +135,16 @@ describe('2. timeouts', () => {
     expect(count(box, 'list')).toBe(3);
   });
 
-  it('retries an answer whose headers never come, then delivers', async () => {
+  it.each([
+    ['an answer whose headers never come', 'complete'],
+    ['an upload the storage host never answers', 'upload'],
+  ] as const)('retries %s, then delivers', async (_what, route) => {
     const box = await sandbox();
     const folder = makeFolder();
-    box.faults.add({ route: 'complete', hang: true });
+    box.faults.add({ route, hang: true });
     const res = await deliverTo(box, folder);
     expect(res.code).toBe(0);
-    expect(count(box, 'complete')).toBe(2);
+    expect(count(box, route)).toBe(2);
     expectOneReceived(box, folder);
   });
 
@@ -155,16 +158,6 @@ describe('2. timeouts', () => {
     expect(res.code).toBe(0);
     // The stalled create was applied; the retry carried its idempotency key and got the same batch.
     expect(box.store.batches()).toHaveLength(1);
-    expectOneReceived(box, folder);
-  });
-
-  it('retries an upload the storage host never answers', async () => {
-    const box = await sandbox();
-    const folder = makeFolder();
-    box.faults.add({ route: 'upload', hang: true });
-    const res = await deliverTo(box, folder);
-    expect(res.code).toBe(0);
-    expect(count(box, 'upload')).toBe(2);
     expectOneReceived(box, folder);
   });
 
@@ -297,38 +290,44 @@ describe('4. lost responses', () => {
 });
 
 describe('9. nonsense from the server', () => {
-  it('a 200 with an HTML page is exit 5 with a summary', async () => {
+  it.each([
+    {
+      what: 'a 200 with an HTML page',
+      fault: {
+        route: 'list',
+        status: 200,
+        body: '<html><head><title>Login | Corp Proxy</title></head><body>…</body></html>',
+      },
+      said: 'with a body that is not a JSON object: an HTML page titled "Login | Corp Proxy"',
+      batches: 0,
+    },
+    {
+      what: 'a 502 HTML error page, every time,',
+      fault: { route: 'list', status: 502, body: '<html><title>502 Bad Gateway</title></html>', times: 10 },
+      said: '→ 502: an HTML page titled "502 Bad Gateway"',
+      batches: 0,
+    },
+    {
+      what: 'a 200 whose body is not JSON',
+      fault: { route: 'complete', status: 200, body: 'OK', contentType: 'text/plain' },
+      said: 'not a JSON object: "OK" (text/plain, 2 bytes)',
+      batches: 1,
+    },
+    {
+      what: 'a complete answer without a batch',
+      fault: { route: 'complete', replaceJson: { ok: true } },
+      said: 'lacks batch.id and batch.status',
+      batches: 1,
+    },
+  ] as const)('$what is exit 5 with a summary, never the page itself', async ({ fault, said, batches }) => {
     const box = await sandbox();
     const folder = makeFolder();
-    box.faults.add({
-      route: 'list',
-      status: 200,
-      body: '<html><head><title>Login | Corp Proxy</title></head><body>…</body></html>',
-    });
+    box.faults.add(fault);
     const res = await deliverTo(box, folder);
     expect(res.code).toBe(5);
-    expect(res.stderr).toContain('with a body that is not a JSON object: an HTML page titled "Login | Corp Proxy"');
+    expect(res.stderr).toContain(said);
     expect(res.stderr).not.toContain('<html');
-    expect(box.store.batches()).toHaveLength(0);
-  });
-
-  it('a 502 HTML error page, every time, is exit 5 with a summary', async () => {
-    const box = await sandbox();
-    const folder = makeFolder();
-    box.faults.add({ route: 'list', status: 502, body: '<html><title>502 Bad Gateway</title></html>', times: 10 });
-    const res = await deliverTo(box, folder);
-    expect(res.code).toBe(5);
-    expect(res.stderr).toContain('→ 502: an HTML page titled "502 Bad Gateway"');
-    expect(res.stderr).not.toContain('<html');
-  });
-
-  it('a 200 whose body is not JSON is exit 5', async () => {
-    const box = await sandbox();
-    const folder = makeFolder();
-    box.faults.add({ route: 'complete', status: 200, body: 'OK', contentType: 'text/plain' });
-    const res = await deliverTo(box, folder);
-    expect(res.code).toBe(5);
-    expect(res.stderr).toContain('not a JSON object: "OK" (text/plain, 2 bytes)');
+    expect(box.store.batches()).toHaveLength(batches);
   });
 
   it('a create answer without upload.url is exit 5, and the re-run finishes the same batch', async () => {
@@ -361,15 +360,6 @@ describe('9. nonsense from the server', () => {
       /bds: the API's answer to POST \/batches \(200\) makes no sense: .*http:\/\/ only to this machine/,
     );
     expect(count(box, 'upload')).toBe(0);
-  });
-
-  it('a complete answer without a batch is exit 5', async () => {
-    const box = await sandbox();
-    const folder = makeFolder();
-    box.faults.add({ route: 'complete', replaceJson: { ok: true } });
-    const res = await deliverTo(box, folder);
-    expect(res.code).toBe(5);
-    expect(res.stderr).toContain('lacks batch.id and batch.status');
   });
 });
 
