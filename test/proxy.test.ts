@@ -9,7 +9,7 @@ import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import tls from 'node:tls';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { parseProxyUrl } from '../src/core/api/proxy.js';
 import { hostPort } from '../src/core/api/url-rules.js';
 import type { Sandbox } from '../src/sandbox/emulator.js';
@@ -329,5 +329,30 @@ describe('one reading of a proxy and of where a URL connects, for requests and d
     ['https://api.bds.test:8443', { host: 'api.bds.test', port: 8443 }],
   ])('hostPort(%s): the host without IPv6 brackets, the port or the scheme default', (url, expected) => {
     expect(hostPort(new URL(url))).toEqual(expected);
+  });
+});
+
+describe('TCP keep-alive', () => {
+  it('is turned on once a connection is made, not while it connects (Wine fails the connection then)', async () => {
+    const box = await sandbox();
+    const calls: { enable: boolean | undefined; delay: number | undefined; connecting: boolean }[] = [];
+    const original = net.Socket.prototype.setKeepAlive;
+    const spy = vi.spyOn(net.Socket.prototype, 'setKeepAlive').mockImplementation(function (
+      this: net.Socket,
+      enable,
+      delay,
+    ) {
+      calls.push({ enable, delay, connecting: this.connecting });
+      return original.call(this, enable, delay);
+    });
+    try {
+      const res = await run(['whoami'], { env: sandboxEnv(box) });
+      expect(res.code).toBe(0);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(calls.length).toBeGreaterThan(0);
+    expect(calls).toContainEqual({ enable: true, delay: 60_000, connecting: false });
+    expect(calls.filter((call) => call.connecting)).toEqual([]);
   });
 });

@@ -2,7 +2,7 @@
 // loopback always direct. bds decides itself which proxy a request takes, so that a failure can name it: a proxy
 // that refuses, drops or will not tunnel is reported as the proxy (its address, never its credentials).
 
-import { Agent, Pool, ProxyAgent, type Dispatcher } from 'undici';
+import { Agent, Pool, ProxyAgent, buildConnector, type Dispatcher } from 'undici';
 import { UsageError } from '../errors.js';
 import { cleanText } from '../clean-text.js';
 import { redactUrl } from './redact.js';
@@ -84,11 +84,29 @@ export class Dispatchers {
 
   private agentOptions(): Agent.Options {
     return {
-      connect: { timeout: this.tuning.connectTimeoutMs },
+      connect: keepAliveOnceConnected(buildConnector({ timeout: this.tuning.connectTimeoutMs, keepAlive: false })),
       headersTimeout: this.tuning.headersTimeoutMs,
       bodyTimeout: this.tuning.idleTimeoutMs,
     };
   }
+}
+
+/** How long a connection stays idle before TCP keep-alive probes it: undici's own default. */
+const KEEP_ALIVE_INITIAL_DELAY_MS = 60_000;
+
+/**
+ * A connector that turns TCP keep-alive on once the socket is connected, not while it connects as undici does.
+ * Wine (where CI runs bds for Windows) fails the connection with `connect UNKNOWN` when keep-alive is set on a
+ * socket still connecting: libuv applies it as the socket is created and gives up on the error of an option
+ * Wine lacks. Once connected, that error is ignored, as Node ignores it, and Windows and Linux get the same
+ * keep-alive as before.
+ */
+function keepAliveOnceConnected(connect: buildConnector.connector): buildConnector.connector {
+  return (options, callback) =>
+    connect(options, (...args) => {
+      if (args[1]) args[1].setKeepAlive(true, KEEP_ALIVE_INITIAL_DELAY_MS);
+      callback(...args);
+    });
 }
 
 /** A failure to open a tunnel through a proxy (it refused, dropped or timed out the connection): `cause` says how. */
