@@ -35,6 +35,7 @@ const OTHER_TOOLS = new Set([
   'git',
   'curl',
   'sha256sum',
+  'shasum', // shasum -a 256 -c --ignore-missing (macOS)
   'systemctl', // systemctl enable --now
   'journalctl',
   'docker',
@@ -47,6 +48,7 @@ const OTHER_FLAGS = new Set([
   '--wasm-tiering-budget', // a V8 flag that bin/bds.js sets (docs/design.md)
   '--expose-gc', // V8 flags that the data pass sets (docs/library.md)
   '--harmony-rab-gsab-transfer',
+  '--build-sea', // Node's flag that makes the binaries (docs/releasing.md)
 ]);
 
 interface Doc {
