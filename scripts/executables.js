@@ -194,7 +194,8 @@ export function adHocSign(buffer, identifier) {
   if (linkedit.fileoff + linkedit.filesize < unsignedEnd || unsignedEnd > buffer.length)
     throw new Error('__LINKEDIT does not end the file');
   const codeLimit = align(unsignedEnd, 16);
-  let header = Buffer.from(buffer.subarray(0, codeLimit));
+  const header = Buffer.alloc(codeLimit); // zeros pad the code to the signature's 16-byte boundary
+  buffer.copy(header, 0, 0, unsignedEnd);
   if (!signature) {
     // A new load command, in the room left after the others (before the first section's data).
     const sizeOfCommands = header.readUInt32LE(20);
