@@ -34,10 +34,13 @@ export function processRuntime(given: { env?: Env | undefined; cwd?: string | un
  * When a process started: Linux tells, in /proc. macOS and Windows tell no other process without a command
  * run or a native call, so there the answer is the machine's boot, the earliest any running process can have
  * started: a lock written before it is stale whoever has its pid now, and after it a reused pid keeps the lock
- * (its hint says which file to remove).
+ * (its hint says which file to remove). This process knows its own start: a lock naming its pid, written
+ * before it started, is a dead process's whose pid it was given (Wine gives a crashed process's pid to the
+ * next one at once).
  */
 export function startTimes(platform: Platform): (pid: number) => number | undefined {
-  return platform === 'linux' ? processStartedAt : () => Date.now() - os.uptime() * 1000;
+  if (platform === 'linux') return processStartedAt;
+  return (pid) => Date.now() - (pid === process.pid ? process.uptime() : os.uptime()) * 1000;
 }
 
 function workingFolder(): string {

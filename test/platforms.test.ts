@@ -218,22 +218,41 @@ describe("a lock's holder, asked without a signal (process.kill(pid, 0))", () =>
 
   it('macOS and Windows: a lock written before the machine booted is stale, whoever has its pid now', () => {
     for (const platform of ['darwin', 'win32'] as const) {
-      const file = path.join(tempDir(), 'src_1-2024-05-records.lock');
-      const lock = (startedAt: string) =>
-        takeLock({
-          file,
-          subject: 'src_1 2024-05 records',
-          owner: { pid: 4242, hostname: 'host', startedAt },
-          platform,
-          // The pid is taken again, by whatever process.
-          isProcessAlive: () => true,
-          processStartedAt: startTimes(platform),
-        });
+      // The pid is taken again, by whatever process.
+      const lock = lockOf(path.join(tempDir(), 'src_1-2024-05-records.lock'), platform, 4242);
       const bootedAt = Date.now() - os.uptime() * 1000;
       lock(new Date(bootedAt - 3_600_000).toISOString());
       // Written an hour before the boot: taken over.
       const unlock = lock(new Date().toISOString());
       // Written since the boot by a pid that runs: kept.
+      expect(() => lock(new Date().toISOString())).toThrow(LockedError);
+      unlock();
+    }
+  });
+});
+
+/** Takes `file` as `pid` wrote it at a time, the process of that pid running, with the platform's start times. */
+function lockOf(file: string, platform: 'darwin' | 'win32', pid: number): (startedAt: string) => () => void {
+  return (startedAt) =>
+    takeLock({
+      file,
+      subject: 'src_1 2024-05 records',
+      owner: { pid, hostname: 'host', startedAt },
+      platform,
+      isProcessAlive: () => true,
+      processStartedAt: startTimes(platform),
+    });
+}
+
+describe('a lock naming this process', () => {
+  it("macOS and Windows: written before this process started, it is a dead process's whose pid it was given", () => {
+    for (const platform of ['darwin', 'win32'] as const) {
+      const lock = lockOf(path.join(tempDir(), 'src_1-2024-05-records.lock'), platform, process.pid);
+      const startedAt = Date.now() - process.uptime() * 1000;
+      lock(new Date(startedAt - 60_000).toISOString());
+      // Written a minute before this process started (after the boot): taken over.
+      const unlock = lock(new Date().toISOString());
+      // Written by this process (another delivery of the library's caller): kept.
       expect(() => lock(new Date().toISOString())).toThrow(LockedError);
       unlock();
     }
