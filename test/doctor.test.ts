@@ -294,6 +294,22 @@ describe('bds doctor through a proxy', () => {
     for (const secret of ['pr0xy-passw0rd', box.keys.live]) expect(`${res.stdout}${res.stderr}`).not.toContain(secret);
   });
 
+  it('a proxy that accepts the connection and closes it on CONNECT: the proxy is named, not TLS with the API', async () => {
+    const proxy = net.createServer((socket) => socket.destroy());
+    const proxyUrl = `http://127.0.0.1:${await listenUntilTestEnds(proxy)}`;
+    const res = await run(['doctor', '--json'], {
+      env: { BDS_BASE_URL: API_URL, BDS_API_KEY: 'svc_test_0123456789', HTTPS_PROXY: proxyUrl },
+    });
+    expect(res.code).toBe(5);
+    const result = doctorJson(res);
+    expect(check(result, 'connect').status).toBe('ok');
+    expect(check(result, 'TLS')).toMatchObject({
+      status: 'fail',
+      message: `the proxy ${proxyUrl} (HTTPS_PROXY) failed to open a tunnel to api.bds.test:443: connection reset (ECONNRESET)`,
+      hint: expect.stringMatching(/^is the proxy running, and can it reach the host\? check HTTPS_PROXY/),
+    });
+  });
+
   it('a proxy that re-signs TLS with an authority Node does not trust: a TLS failure (exit 5), not a refused key', async () => {
     const { box, proxyUrl } = await proxiedSandbox();
     const res = await run(['doctor', '--json'], {

@@ -270,7 +270,7 @@ export class HttpClient {
     const cause = tunnel ? reason.cause : reason;
     const code = errorCodeOf(cause);
     const words = describeTransportError(cause);
-    const hint = (code === undefined ? undefined : TRANSPORT_HINTS[code]) ?? (proxy && proxyHint(proxy));
+    const hint = (code === undefined ? undefined : TRANSPORT_HINTS[code]) ?? (proxy && proxyHint(proxy.variable));
     const failure = new NetworkError(`${info.method} ${info.url} failed: ${proxyWords(proxy, tunnel, words)}`, info, {
       cause,
       ...(hint ? { hint } : {}),
@@ -402,8 +402,9 @@ function proxyWords(proxy: ProxyServer | undefined, tunnel: boolean, words: stri
   return tunnel ? `${name} failed to open a tunnel: ${words}` : `${words}, through ${name}`;
 }
 
-function proxyHint(proxy: ProxyServer): string {
-  return `is the proxy running, and can it reach the host? check ${proxy.variable}, and NO_PROXY for hosts to reach directly`;
+/** What to check when a proxy failed to carry a request (doctor's TLS check says the same). */
+export function proxyHint(variable: string): string {
+  return `is the proxy running, and can it reach the host? check ${variable}, and NO_PROXY for hosts to reach directly`;
 }
 
 const NODE_CA_ADVICE = /; if the root CA is installed locally, try running Node\.js with --use-system-ca/;

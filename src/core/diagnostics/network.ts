@@ -8,7 +8,7 @@ import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import tls from 'node:tls';
-import { DEFAULT_TUNING } from '../api/http.js';
+import { DEFAULT_TUNING, describeTransportError, proxyHint } from '../api/http.js';
 import { parseProxyUrl, proxyFor } from '../api/proxy.js';
 import { redactUrl } from '../api/redact.js';
 import { hostPort } from '../api/url-rules.js';
@@ -108,7 +108,7 @@ export async function networkChecks(runtime: Runtime, baseUrl: URL, signal: Abor
     findings.push(ok('TLS', `not used: http:// to this machine`));
     return done(true);
   }
-  const secured = await tlsCheck(target, proxy, limits);
+  const secured = await tlsCheck(target, proxy && { url: proxy, variable: choice!.variable }, limits);
   findings.push(secured);
   return done(secured.status !== 'fail');
 }
@@ -138,23 +138,34 @@ function caCheck(runtime: Runtime): Finding {
 
 async function tlsCheck(
   target: { host: string; port: number },
-  proxy: URL | undefined,
+  proxy: { url: URL; variable: string } | undefined,
   limits: Limits,
 ): Promise<Finding> {
   let socket: tls.TLSSocket;
   try {
-    const tunnel = proxy ? await openTunnel(proxy, target, limits) : undefined;
+    const tunnel = proxy ? await openTunnel(proxy.url, target, limits) : undefined;
     socket = await handshake(target, tunnel, limits);
   } catch (error) {
     stopIfAborted(limits.signal);
     const code = errnoCode(error);
+    const proxyShown = proxy && redactUrl(proxy.url).replace(/\/$/, '');
     if (error instanceof ProxyRefusal) {
       return fail(
         'TLS',
-        `the proxy ${redactUrl(proxy!).replace(/\/$/, '')} answered ${error.status} to CONNECT ${target.host}:${target.port}`,
+        `the proxy ${proxyShown} answered ${error.status} to CONNECT ${target.host}:${target.port}`,
         error.status === 407
           ? 'put the proxy user and password in HTTPS_PROXY: http://user:password@host:port'
           : 'the proxy could not or would not reach the API; check HTTPS_PROXY and NO_PROXY',
+        EXIT_CODES.network,
+      );
+    }
+    if (error instanceof TunnelFailure) {
+      // The proxy took the connection, then closed it (or never answered) before the tunnel was open.
+      return fail(
+        'TLS',
+        `the proxy ${proxyShown} (${proxy!.variable}) failed to open a tunnel to ${target.host}:${target.port}: ` +
+          describeTransportError(error.cause),
+        proxyHint(proxy!.variable),
         EXIT_CODES.network,
       );
     }
@@ -214,6 +225,13 @@ class ProxyRefusal extends Error {
   }
 }
 
+/** The CONNECT request failed without an answer (the proxy closed the connection, or timed out). */
+class TunnelFailure extends Error {
+  constructor(cause: unknown) {
+    super('the proxy failed to open a tunnel', { cause });
+  }
+}
+
 /** A CONNECT tunnel to `target` through the proxy, with the proxy's credentials as undici would send them. */
 function openTunnel(
   proxy: URL,
@@ -248,7 +266,7 @@ function openTunnel(
     request.once('timeout', () =>
       request.destroy(Object.assign(new Error(`timed out after ${timeoutMs} ms`), { code: 'ETIMEDOUT' })),
     );
-    request.once('error', (error) => reject(signal.aborted ? signal.reason : error));
+    request.once('error', (error) => reject(signal.aborted ? signal.reason : new TunnelFailure(error)));
     request.end();
   });
 }
