@@ -179,6 +179,26 @@ describe('bds doctor', () => {
     expect(existsSync(lock)).toBe(true);
   });
 
+  it('a temp folder not there yet: free space of the folder it would be made in; one that cannot be made: none', async () => {
+    const parent = tempDir();
+    const missing = path.join(parent, 'not-yet', 'tmp');
+    const res = await run(['doctor', '--json'], { env: { TMPDIR: missing } });
+    const result = doctorJson(res);
+    expect(check(result, 'temp folder')).toMatchObject({
+      status: 'ok',
+      message: `${missing}, not there yet; bds can make it`,
+    });
+    expect(check(result, 'free space').message).toMatch(
+      new RegExp(`^\\d+\\.\\d GB free in ${parent}, where bds would make ${missing}$`),
+    );
+
+    const notAFolder = path.join(parent, 'file');
+    writeFileSync(notAFolder, '');
+    const failed = doctorJson(await run(['doctor', '--json'], { env: { TMPDIR: path.join(notAFolder, 'tmp') } }));
+    expect(check(failed, 'temp folder').status).toBe('fail');
+    expect(failed.checks.map((c) => c.name)).not.toContain('free space');
+  });
+
   it('a server clock 10 minutes off: a warning about signed URLs; exit 0', async () => {
     const box = await sandbox({ clockSkewMs: 10 * 60_000 });
     const res = await run(['doctor', '--json'], { env: sandboxEnv(box) });

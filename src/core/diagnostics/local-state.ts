@@ -16,11 +16,13 @@ const LOW_SPACE_BYTES = 1e9;
 export function localStateChecks(runtime: Runtime, tempDir: string): Finding[] {
   const state = stateDir(runtime);
   const records = new RecordStore(state, runtime.platform);
+  const temp = folderCheck('temp folder', tempDir, 'gzipped copies of plain .jsonl files', 'TMPDIR');
   return [
     folderCheck('state folder', state, 'delivery records and locks', 'XDG_STATE_HOME'),
     folderCheck('cache folder', cacheDir(runtime), 'remembered passes over data files', 'XDG_CACHE_HOME'),
-    folderCheck('temp folder', tempDir, 'gzipped copies of plain .jsonl files', 'TMPDIR'),
-    freeSpace(tempDir),
+    temp,
+    // A temp folder that cannot be made has no free space to speak of.
+    ...(temp.status === 'fail' ? [] : [freeSpace(tempDir)]),
     ...unfinished(records.records()),
     ...staleLocks(records, runtime),
   ];
@@ -64,7 +66,8 @@ function freeSpace(tempDir: string): Finding {
   } catch {
     return ok('free space', `unknown in ${tempDir}: the system does not tell`);
   }
-  const amount = `${(free / 1e9).toFixed(1)} GB free in ${tempDir}`;
+  // Not there yet: the space is that of the folder it would be made in.
+  const amount = `${(free / 1e9).toFixed(1)} GB free in ${where === path.resolve(tempDir) ? tempDir : `${where}, where bds would make ${tempDir}`}`;
   return free < LOW_SPACE_BYTES
     ? warn(
         'free space',
