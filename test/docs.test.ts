@@ -308,6 +308,19 @@ describe('the documents (README.md, docs/*.md)', () => {
     expect(wrong).toEqual([]);
   });
 
+  it("docs/library.md describes startSandbox in one place, with every option and field of the sandbox's types", () => {
+    const library = readFileSync(path.join(ROOT, 'docs/library.md'), 'utf8');
+    const bullets = library.split(/\n(?=- )/).filter((bullet) => bullet.startsWith('- `startSandbox('));
+    expect(bullets).toHaveLength(1);
+    const source = readFileSync(path.join(ROOT, 'src/sandbox/index.ts'), 'utf8');
+    for (const type of ['SandboxOptions', 'Sandbox']) {
+      const body = new RegExp(`export interface ${type} \\{([\\s\\S]*?)\\n\\}`).exec(source)![1]!;
+      const names = [...body.matchAll(/^ {2}(\w+)\??[:(]/gm)].map(([, name]) => name!);
+      expect(names.length, type).toBeGreaterThan(3);
+      for (const name of names) expect(bullets[0], `${type}.${name}`).toMatch(new RegExp(`\\b${name}\\b`));
+    }
+  });
+
   it('finds what it checks (the parsing above sees commands, flags and sections)', () => {
     expect(namedCommands(docs).map(({ name }) => name)).toEqual(expect.arrayContaining([...commands.keys()]));
     expect(namedFlags(docs).map(({ name }) => name)).toEqual(expect.arrayContaining(['--period', '--force', '--json']));
