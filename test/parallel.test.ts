@@ -380,6 +380,13 @@ describe('LinesChecker', () => {
     expect(check(Buffer.concat([head, line(MAX_LINE_BYTES + 1)]), {}, 1 << 20)).toBe('f line 3 is longer than 64 MiB');
     const badFirst = Buffer.concat([Buffer.from('{"a":1}\n[]\n'), line(MAX_LINE_BYTES + 1)]);
     expect(check(badFirst, {}, 1 << 20)).toBe('f line 2 is not a JSON object');
+    // The hint names the limit: the person reading it finds it nowhere else at hand.
+    const checker = new LinesChecker('f');
+    expect(() => checker.push(over)).toThrow(
+      expect.objectContaining({
+        hint: 'a line of the data file may hold at most 64 MiB: is it JSON Lines, one record per line?',
+      }),
+    );
   });
 
   it('goes back to its usual buffer after a long line', () => {

@@ -128,7 +128,13 @@ export class LinesChecker {
 
   /** The line about to be checked (or still cut) has this many bytes before its newline. */
   private refuseLongerThanMax(length: number): void {
-    if (length > MAX_LINE_BYTES) throw this.bad(this.lines + 1, `is longer than ${MAX_LINE_BYTES >> 20} MiB`);
+    if (length > MAX_LINE_BYTES) {
+      throw this.bad(
+        this.lines + 1,
+        `is longer than ${MAX_LINE_BYTES >> 20} MiB`,
+        `a line of the data file may hold at most ${MAX_LINE_BYTES >> 20} MiB: is it JSON Lines, one record per line?`,
+      );
+    }
   }
 
   /** Checks bytes [start, end) of `bytes`: whole lines, but for the end of the file. */
@@ -144,10 +150,12 @@ export class LinesChecker {
     this.lines += result.lines;
   }
 
-  private bad(line: number, what: string): UsageError {
-    return new UsageError(`${this.fileName} line ${line} ${what}`, {
-      hint: 'every non-empty line of the data file must be one JSON object',
-    });
+  private bad(
+    line: number,
+    what: string,
+    hint = 'every non-empty line of the data file must be one JSON object',
+  ): UsageError {
+    return new UsageError(`${this.fileName} line ${line} ${what}`, { hint });
   }
 }
 
