@@ -350,6 +350,24 @@ describe('the same data file as another month', () => {
     expect(again.stdout).toMatch(/^Already delivered as bat_\w+ \(received\)/);
     expect(count(box, 'create')).toBe(3);
   });
+
+  it('names the data file from the working folder, as every other message does', async () => {
+    const box = await sandbox();
+    const folder = makeFolder();
+    const cwd = path.dirname(folder.dir);
+    const given = path.basename(folder.dir);
+    const home = tempDir();
+    const env = sandboxEnv(box, { BDS_SOURCE_ID: newSource(box) });
+    expect((await run(['deliver', given, '--period', '2024-10'], { env, home, cwd })).code).toBe(0);
+    const refused = await run(['deliver', given, '--period', '2024-09'], { env, home, cwd });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(
+      new RegExp(
+        `^bds: ${given}/${path.basename(folder.dataFile)} is the same file as the one delivered for 2024-10 `,
+        'm',
+      ),
+    );
+  });
 });
 
 describe('--skip-delivered: CI runners and other machines that keep no records', () => {

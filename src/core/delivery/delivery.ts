@@ -214,7 +214,7 @@ export class Delivery {
     if (!sameFile) return undefined;
     if (!force)
       return sameFileError(sameFile, {
-        dataFile: plan.dataFile,
+        dataName: plan.dataName,
         period: plan.period,
         sha256: plan.sha256,
         given: plan.given,

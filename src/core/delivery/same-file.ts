@@ -54,13 +54,13 @@ export class RunChecksums {
 /** The refusal: names the other month and its folder, and how to deliver the file anyway. */
 export function sameFileError(
   same: SameFile,
-  about: { dataFile: string; period: string; sha256: string; given: string; many: boolean },
+  about: { dataName: string; period: string; sha256: string; given: string; many: boolean },
 ): UsageError {
   const other = same.inRun
     ? `the one for ${same.period} in ${same.dir}`
     : `the one delivered for ${same.period} from ${same.dir}${same.batchId ? ` as ${same.batchId}` : ''}`;
   return new UsageError(
-    `${about.dataFile} is the same file as ${other} (sha256 ${about.sha256}); nothing was sent for ${about.period}`,
+    `${about.dataName} is the same file as ${other} (sha256 ${about.sha256}); nothing was sent for ${about.period}`,
     {
       hint:
         `each month has data of its own: check what ${about.given} holds (a copied folder? a stale one?); if it really is ${about.period}'s, ` +
