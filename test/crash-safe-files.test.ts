@@ -1,13 +1,16 @@
-// Every file bds keeps for itself (delivery records, remembered passes, locks, the user's config file) is
-// written to a temp file in the same folder, flushed, renamed (a lock: linked) into place, and the folder
-// flushed. A process killed with SIGKILL after each of those steps leaves the old file or the new one, whole:
-// never a torn or empty one. test/fixtures/crash-write.mjs does the writing, with the built modules.
+// Every file bds keeps for itself (delivery records, remembered passes, locks, the user's config file, the
+// metrics file) is written to a temp file in the same folder, flushed, renamed (a lock: linked) into place, and
+// the folder flushed. A process killed with SIGKILL after each of those steps leaves the old file or the new
+// one, whole: never a torn or empty one. test/fixtures/crash-write.mjs does the writing, with the built modules.
 
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PassCache } from '../src/core/datapass/cache.js';
+import { parseMetrics } from '../src/core/monitoring/metrics.js';
+import { updateMetricsFile } from '../src/core/monitoring/metrics-file.js';
+import { processRuntime } from '../src/process-runtime.js';
 import { collectOutput, ROOT, tempDir } from './helpers.js';
 
 const STEPS = ['written', 'flushed', 'renamed', 'folder-flushed'] as const;
@@ -57,6 +60,32 @@ const READERS: Record<string, (dir: string) => Promise<'old' | 'new' | 'none'>> 
     if (names.length === 0) return 'none';
     expect(JSON.parse(readFileSync(path.join(dir, names[0]!), 'utf8'))).toMatchObject({ hostname: 'crash-host' });
     return 'new';
+  },
+  async metrics(dir) {
+    const file = path.join(dir, 'bds.prom');
+    const [month] = parseMetrics(readFileSync(file, 'utf8'));
+    // A kill during the write leaves the lock, which names its holder: the next run sees that it is gone and
+    // takes it over at once, without waiting.
+    const lock = `${file}.lock`;
+    expect(JSON.parse(readFileSync(lock, 'utf8'))).toMatchObject({ pid: expect.any(Number), hostname: 'crash-host' });
+    await updateMetricsFile({
+      file,
+      runs: [],
+      at: new Date(),
+      sleep: () => expect.fail('waited for the lock of a process that is gone'),
+      self: {
+        pid: process.pid,
+        hostname: 'crash-host',
+        platform: process.platform,
+        isProcessAlive: processRuntime().isProcessAlive,
+      },
+    });
+    expect(existsSync(lock)).toBe(false);
+    return month?.records === 1
+      ? 'old'
+      : month?.records === 2
+        ? 'new'
+        : expect.fail(`a month ${JSON.stringify(month)}`);
   },
   async config(dir) {
     const { apiKey } = JSON.parse(readFileSync(path.join(dir, 'bds', 'config.json'), 'utf8'));

@@ -3,7 +3,7 @@
 // never changes the outcome: a ping host that is down, hangs or answers 500 costs one warning.
 
 import { randomUUID } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -503,6 +503,41 @@ describe('--metrics-file: the Prometheus textfile, replaced after each run, mont
       /warning: could not write the metrics file .*: it holds lines bds did not write \(line 1 is not one bds writes\)/,
     );
     expect(readFileSync(file, 'utf8')).toBe('root:x:0:0:root:/root:/bin/bash\n');
+  });
+
+  it('a lock left by a run killed during the write (its pid gone) is taken over at once; a live one is waited for', async () => {
+    const box = await sandbox();
+    const file = path.join(tempDir(), 'bds.prom');
+    const lock = (pid: number) =>
+      writeFileSync(
+        `${file}.lock`,
+        JSON.stringify({ pid, hostname: 'test-host', startedAt: new Date().toISOString() }),
+      );
+    const folder = makeFolder();
+    const home = tempDir();
+    lock(4_000_000);
+    const taken = await deliverTo(box, folder, {
+      home,
+      args: ['--metrics-file', file],
+    });
+    expect(taken.code).toBe(0);
+    expect(taken.stderr).not.toContain('metrics');
+    expect(Object.keys(metricsOf(file))).toEqual(['2024-05 records']);
+    expect(existsSync(`${file}.lock`)).toBe(false);
+
+    lock(4_000_001);
+    const sleeps: number[] = [];
+    const held = await deliverTo(box, folder, {
+      home,
+      args: ['--metrics-file', file],
+      isProcessAlive: (pid) => pid === 4_000_001,
+      sleeps,
+    });
+    expect(held.code).toBe(0);
+    expect(held.stderr).toContain(
+      `warning: could not write the metrics file ${file}: another bds process (pid 4000001 on test-host) is writing it (${file}.lock exists)`,
+    );
+    expect(sleeps.length).toBeGreaterThan(1);
   });
 
   it('the metrics file is in the body of the end ping when it could not be written', async () => {

@@ -81,13 +81,20 @@ export class RunMonitor {
     const months = this.months ?? this.begun.runs(exitCode, this.source);
     if (this.metricsFile && this.delivers && months.length > 0) {
       try {
-        await updateMetricsFile({
+        const { pid, hostname, platform, isProcessAlive, processStartedAt } = runtime;
+        const { folderNotFlushed } = await updateMetricsFile({
           file: this.metricsFile,
           runs: months,
           at: runtime.now(),
           sleep: (ms) => runtime.sleep(ms),
-          platform: runtime.platform,
+          self: { pid, hostname, platform, isProcessAlive, processStartedAt },
         });
+        if (folderNotFlushed) {
+          io.verbose(
+            `the metrics file ${this.metricsFile} is written, but its folder ${folderNotFlushed.dir} could not be ` +
+              `flushed to disk (${folderNotFlushed.code}): whether it survives a power cut is not known`,
+          );
+        }
       } catch (error) {
         io.warn(`could not write the metrics file ${this.metricsFile}: ${(error as Error).message}`);
       }

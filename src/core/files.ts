@@ -1,8 +1,8 @@
-// Writing a file bds keeps for itself (a delivery record, a remembered pass, a lock, the user's config file) so
-// that a crash at any moment leaves the old file or the new one, never a torn or empty one: the content goes to
-// a temp file in the same folder, is flushed to disk, is renamed over the file (or linked, for a lock), and the
-// folder is flushed so that the rename itself survives a power cut (where the system can flush a folder: not
-// Windows, whose NTFS journals the rename itself).
+// Writing a file bds keeps for itself (a delivery record, a remembered pass, a lock, the user's config file, the
+// metrics file) so that a crash at any moment leaves the old file or the new one, never a torn or empty one: the
+// content goes to a temp file in the same folder, is flushed to disk, is renamed over the file (or linked, for a
+// lock), and the folder is flushed so that the rename itself survives a power cut (where the system can flush a
+// folder: not Windows, whose NTFS journals the rename itself).
 
 import { randomUUID } from 'node:crypto';
 import { closeSync, fsyncSync, linkSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
@@ -24,9 +24,17 @@ export interface AtomicWriteOptions {
   exclusive?: boolean;
   /** Told each step as it is done (tests inject a crash between steps). */
   onStep?: ((step: WriteStep) => void) | undefined;
+  /**
+   * Told when the folder could not be flushed (EIO): the file is whole, but whether its rename survives a power
+   * cut is not known. Without it, that is the write's failure: the error is thrown.
+   */
+  onFolderNotFlushed?: ((error: unknown) => void) | undefined;
 }
 
-/** Writes `file` atomically; throws the system call's error (EEXIST for an exclusive one that lost). */
+/**
+ * Writes `file` atomically; throws the system call's error (EEXIST for an exclusive one that lost; a folder's
+ * failed flush, unless `onFolderNotFlushed` takes it).
+ */
 export function writeFileAtomic(file: string, content: string, options: AtomicWriteOptions): void {
   const step = options.onStep ?? (() => {});
   const temp = path.join(path.dirname(file), `.${path.basename(file)}.${randomUUID()}.tmp`);
@@ -49,7 +57,12 @@ export function writeFileAtomic(file: string, content: string, options: AtomicWr
     // After a rename there is nothing left to remove; after a link (or a failure) the temp name goes.
     rmSync(temp, { force: true });
   }
-  flushFolder(path.dirname(file), options.platform);
+  try {
+    flushFolder(path.dirname(file), options.platform);
+  } catch (error) {
+    if (!options.onFolderNotFlushed) throw error;
+    options.onFolderNotFlushed(error);
+  }
   step('folder-flushed');
 }
 
@@ -83,24 +96,23 @@ function pauseThread(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
+/** What a file system says when it has no flush for a folder (some FUSE and network ones): nothing failed. */
+const NO_FOLDER_FLUSH = new Set(['EINVAL', 'ENOTSUP', 'EOPNOTSUPP']);
+
 /**
- * Flushes a folder's entries (a rename, a removal) to disk, where the system allows it; says whether it did.
- * Windows has no such call (a folder cannot even be opened for it: EISDIR or EPERM), and is not asked.
+ * Flushes a folder's entries (a rename, a removal) to disk, where the system allows it; says whether it did, and
+ * throws the error of a flush that failed (EIO; a folder that cannot be opened): the rename may not survive a
+ * power cut. Windows has no such call (a folder cannot even be opened for it: EISDIR or EPERM), and is not asked.
  */
 export function flushFolder(dir: string, platform: Platform): boolean {
   if (platform === 'win32') return false;
-  let fd: number;
-  try {
-    fd = openSync(dir, 'r');
-  } catch {
-    return false;
-  }
+  const fd = openSync(dir, 'r');
   try {
     fsyncSync(fd);
     return true;
-  } catch {
-    // Some file systems cannot flush a folder; the rename is as safe as they make it.
-    return false;
+  } catch (error) {
+    if (NO_FOLDER_FLUSH.has((error as { code?: string }).code ?? '')) return false;
+    throw error;
   } finally {
     closeSync(fd);
   }

@@ -16,19 +16,25 @@ export interface LockOwner {
   startedAt: string;
 }
 
-export interface LockOptions {
+/** How a lock is taken: by whom, and how its holder is known to be gone. */
+export interface LockAttempt {
   /** The lock file. */
   file: string;
-  /** What is being delivered, for the message: "src_1 2024-05 records". */
-  subject: string;
   owner: LockOwner;
   /** The system: how a file held open by another process is waited for (files.ts). */
   platform: Platform;
   isProcessAlive: (pid: number) => boolean;
   /** When a running process started (ms since the epoch), where the system tells; see Runtime. */
   processStartedAt?: ((pid: number) => number | undefined) | undefined;
+  /** Of the lock file; default 0o600. */
+  mode?: number;
   /** Told each step of writing the lock file (tests inject a crash between them). */
   onStep?: ((step: WriteStep) => void) | undefined;
+}
+
+export interface LockOptions extends LockAttempt {
+  /** What is being delivered, for the message: "src_1 2024-05 records". */
+  subject: string;
 }
 
 /** Slack for clocks: a process that started this long after the lock was written cannot be its writer. */
@@ -38,37 +44,54 @@ const START_TIME_SLACK_MS = 2_000;
  * Takes the lock, or throws LockedError naming its holder; returns the function that releases it. Until then it
  * is among the held locks that the entry point releases if it must exit at once.
  */
-export function takeLock({
+export function takeLock(options: LockOptions): () => void {
+  mkdirSync(path.dirname(options.file), { recursive: true, mode: 0o700 });
+  const taken = tryLock(options);
+  if ('release' in taken) return taken.release;
+  const { holder } = taken;
+  throw new LockedError(
+    `another bds process (${holder ? `pid ${holder.pid} on ${holder.hostname}, since ${holder.startedAt}` : 'unknown'}) ` +
+      `is delivering ${options.subject}`,
+    { hint: `wait for it to finish; if it is gone, remove ${options.file}` },
+  );
+}
+
+/**
+ * Takes the lock once, taking it over from a holder that is gone; or says who holds it (undefined: not known).
+ * The lock is among the held locks until released.
+ */
+export function tryLock({
   file,
-  subject,
   owner,
   platform,
   isProcessAlive,
   processStartedAt,
+  mode,
   onStep,
-}: LockOptions): () => void {
-  mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-  const locked = (holder: LockOwner | undefined): LockedError =>
-    new LockedError(
-      `another bds process (${holder ? `pid ${holder.pid} on ${holder.hostname}, since ${holder.startedAt}` : 'unknown'}) ` +
-        `is delivering ${subject}`,
-      { hint: `wait for it to finish; if it is gone, remove ${file}` },
-    );
+}: LockAttempt): { release: () => void } | { holder: LockOwner | undefined } {
   for (let attempt = 0; attempt < 3; attempt++) {
-    // Written whole to a temp file and linked into place, so nobody ever reads a half-written lock.
+    // Written whole to a temp file and linked into place, so nobody ever reads a half-written lock. A lock that
+    // a power cut undoes is no loss (its holder is gone with it): a folder not flushed does not fail it.
     try {
-      writeFileAtomic(file, JSON.stringify(owner), { platform, exclusive: true, onStep });
-      return holdLock(() => {
+      writeFileAtomic(file, JSON.stringify(owner), {
+        platform,
+        exclusive: true,
+        onStep,
+        onFolderNotFlushed: () => {},
+        ...(mode === undefined ? {} : { mode }),
+      });
+      const release = holdLock(() => {
         const current = readOwner(file);
         if (current?.pid === owner.pid && current.startedAt === owner.startedAt) rmSync(file, { force: true });
       });
+      return { release };
     } catch (error) {
       if (errnoCode(error) !== 'EEXIST') throw error;
     }
     const holder = readOwner(file);
     // A pid means nothing on another machine (a shared home folder): such a lock is never taken over.
     if (holder && (holder.hostname !== owner.hostname || holderIsRunning(holder, isProcessAlive, processStartedAt))) {
-      throw locked(holder);
+      return { holder };
     }
     // Taking over: move the stale lock aside. Only one process can move it; if what was moved is not the
     // stale lock we looked at, a rival took over first: put theirs back and stop.
@@ -87,11 +110,11 @@ export function takeLock({
         // A third process holds it by now; the rival's lock was already superseded.
       }
       rmSync(aside, { force: true });
-      throw locked(moved);
+      return { holder: moved };
     }
     rmSync(aside, { force: true });
   }
-  throw locked(readOwner(file));
+  return { holder: readOwner(file) };
 }
 
 /**
@@ -102,7 +125,7 @@ export function staleLockHolder(
   file: string,
   hostname: string,
   isProcessAlive: (pid: number) => boolean,
-  processStartedAt: LockOptions['processStartedAt'],
+  processStartedAt: LockAttempt['processStartedAt'],
 ): LockOwner | undefined {
   const holder = readOwner(file);
   if (!holder || holder.hostname !== hostname) return undefined;
@@ -116,7 +139,7 @@ export function staleLockHolder(
 function holderIsRunning(
   holder: LockOwner,
   isProcessAlive: (pid: number) => boolean,
-  processStartedAt: LockOptions['processStartedAt'],
+  processStartedAt: LockAttempt['processStartedAt'],
 ): boolean {
   if (!isProcessAlive(holder.pid)) return false;
   const started = processStartedAt?.(holder.pid);

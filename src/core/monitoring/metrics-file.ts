@@ -1,14 +1,15 @@
-// The metrics file on disk: read back, merged with a run's months (metrics.ts), and replaced atomically (a temp
-// file in the same folder, flushed, renamed), so that node_exporter never reads half a file. A lock beside it
-// keeps two runs that end at once (a month's records and episodes from two cron lines) from losing each other's
-// months. A file that holds lines bds did not write is left alone: the path is probably a mistake.
+// The metrics file on disk: read back, merged with a run's months (metrics.ts), and replaced through the crash-safe
+// write of core/files.ts (a temp file in the same folder, flushed, renamed, the folder flushed), so that
+// node_exporter never reads half a file. A lock beside it, taken as a delivery's is (delivery/lock.ts: the pid and
+// hostname in it, taken over from a holder that is gone), keeps two runs that end at once (a month's records and
+// episodes from two cron lines) from losing each other's months. A file that holds lines bds did not write is
+// left alone: the path is probably a mistake.
 
-import { randomUUID } from 'node:crypto';
-import { promises as fs, renameSync } from 'node:fs';
+import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { errnoCode } from '../guards.js';
-import { flushFolder, whileHeld } from '../files.js';
-import type { Platform } from '../platform.js';
+import { writeFileAtomic, type WriteStep } from '../files.js';
+import { tryLock, type LockAttempt } from '../delivery/lock.js';
 import { ForeignLineError, mergeRuns, parseMetrics, renderMetrics, type MonthRun } from './metrics.js';
 
 export interface MetricsFileUpdate {
@@ -17,16 +18,30 @@ export interface MetricsFileUpdate {
   runs: MonthRun[];
   at: Date;
   sleep: (ms: number) => Promise<void>;
-  platform: Platform;
+  /** This process, for the lock: who holds it, and how a holder that is gone is told. */
+  self: Pick<LockAttempt, 'platform' | 'isProcessAlive' | 'processStartedAt'> & { pid: number; hostname: string };
+  /** Told each step of writing the file (tests inject a crash between them). */
+  onStep?: ((step: WriteStep) => void) | undefined;
 }
 
-/** How long a run waits for another's lock, and when a lock counts as left behind by a process that died. */
+/** The file is written; its folder could not be flushed (the code of the error), so its durability is not known. */
+export interface MetricsFileWritten {
+  folderNotFlushed: { dir: string; code: string } | undefined;
+}
+
+/** How long a run waits for another's lock. */
 const LOCK_WAIT = { tries: 40, pauseMs: 50 };
-const STALE_LOCK_MS = 30_000;
 
 /** Merges the runs into the file; throws an Error whose message says why it could not. */
-export async function updateMetricsFile({ file, runs, at, sleep, platform }: MetricsFileUpdate): Promise<void> {
-  const unlock = await lock(`${file}.lock`, at, sleep);
+export async function updateMetricsFile({
+  file,
+  runs,
+  at,
+  sleep,
+  self,
+  onStep,
+}: MetricsFileUpdate): Promise<MetricsFileWritten> {
+  const release = await lock(`${file}.lock`, at, sleep, self);
   try {
     const [text, mode] = await readExisting(file);
     let earlier;
@@ -36,9 +51,24 @@ export async function updateMetricsFile({ file, runs, at, sleep, platform }: Met
       if (!(error instanceof ForeignLineError)) throw error;
       throw new Error(`it holds lines bds did not write (${error.message}); bds leaves it alone`);
     }
-    await replace(file, renderMetrics(mergeRuns(earlier, runs, Math.floor(at.getTime() / 1000))), mode, platform);
+    const written: MetricsFileWritten = { folderNotFlushed: undefined };
+    const content = renderMetrics(mergeRuns(earlier, runs, Math.floor(at.getTime() / 1000)));
+    try {
+      // Its temp file (.<name>.<uuid>.tmp) does not end in .prom, which the textfile collector would read.
+      writeFileAtomic(file, content, {
+        platform: self.platform,
+        mode,
+        onStep,
+        onFolderNotFlushed: (error) => {
+          written.folderNotFlushed = { dir: path.dirname(file), code: errnoCode(error) ?? 'unknown' };
+        },
+      });
+    } catch (error) {
+      throw new Error(describe(error));
+    }
+    return written;
   } finally {
-    await unlock();
+    release();
   }
 }
 
@@ -53,42 +83,29 @@ async function readExisting(file: string): Promise<[string, number]> {
   }
 }
 
-async function replace(file: string, text: string, mode: number, platform: Platform): Promise<void> {
-  // Not ending in .prom, which the textfile collector would read.
-  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${randomUUID()}.tmp`);
-  try {
-    const handle = await fs.open(temp, 'wx', mode);
-    try {
-      await handle.writeFile(text);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    // node_exporter reading the file holds it open: on Windows the rename waits for it (files.ts).
-    whileHeld(platform, () => renameSync(temp, file));
-  } catch (error) {
-    await fs.rm(temp, { force: true });
-    throw new Error(describe(error));
-  }
-  // The rename itself survives a crash once the folder is flushed.
-  flushFolder(path.dirname(file), platform);
-}
-
-async function lock(file: string, at: Date, sleep: (ms: number) => Promise<void>): Promise<() => Promise<void>> {
+/** Waits for a live holder's lock a little; takes over one whose holder is gone (a kill -9 during the write). */
+async function lock(
+  file: string,
+  at: Date,
+  sleep: (ms: number) => Promise<void>,
+  { pid, hostname, platform, isProcessAlive, processStartedAt }: MetricsFileUpdate['self'],
+): Promise<() => void> {
   for (let attempt = 1; ; attempt++) {
+    let taken;
     try {
-      await (await fs.open(file, 'wx', 0o644)).close();
-      return () => fs.rm(file, { force: true });
+      const owner = { pid, hostname, startedAt: at.toISOString() };
+      taken = tryLock({ file, owner, platform, isProcessAlive, processStartedAt, mode: 0o644 });
     } catch (error) {
-      if (errnoCode(error) !== 'EEXIST') throw new Error(describe(error));
+      throw new Error(describe(error));
     }
-    const written = await fs.stat(file).then(
-      (stat) => stat.mtimeMs,
-      () => undefined,
-    );
-    if (written !== undefined && at.getTime() - written > STALE_LOCK_MS) await fs.rm(file, { force: true });
-    else if (attempt >= LOCK_WAIT.tries) throw new Error(`another bds process is writing it (${file} exists)`);
-    else await sleep(LOCK_WAIT.pauseMs);
+    if ('release' in taken) return taken.release;
+    if (attempt >= LOCK_WAIT.tries) {
+      const { holder } = taken;
+      throw new Error(
+        `another bds process (${holder ? `pid ${holder.pid} on ${holder.hostname}` : 'unknown'}) is writing it (${file} exists)`,
+      );
+    }
+    await sleep(LOCK_WAIT.pauseMs);
   }
 }
 
