@@ -376,6 +376,10 @@ describe("the period from the folder's name", () => {
     }
     expect(box.requests).toHaveLength(0);
     expect((await check([dir, '--period', '2024-05'])).code).toBe(0);
+    // A folder named just the month: the name says it once.
+    expect(errorLines(await check([namedFolder('2024-02'), '--period', '2024-03']))[0]).toBe(
+      "bds: --period 2024-03 contradicts the folder's name 2024-02",
+    );
   });
 
   it('with no period anywhere, deliver names the fix and check says it did not check it', async () => {

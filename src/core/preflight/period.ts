@@ -47,7 +47,9 @@ export function choosePeriod(given: string | undefined, folder: string, platform
   const named = periodsInName(name);
   if (given !== undefined && given !== '') {
     if (named.length > 0 && !named.includes(given)) {
-      throw new UsageError(`--period ${given} contradicts the folder's name ${name} (${named.join(', ')})`, {
+      // A name that is just the month says it once: "2024-02", not "2024-02 (2024-02)".
+      const months = name === named.join() ? '' : ` (${named.join(', ')})`;
+      throw new UsageError(`--period ${given} contradicts the folder's name ${name}${months}`, {
         hint: 'deliver each month from its own folder; rename the folder if its name is wrong',
       });
     }
