@@ -24,6 +24,14 @@ describe('bds --version --verbose', () => {
     }
   });
 
+  it("doctor names the install kind in the same word (the 'bds' check)", async () => {
+    const install = /^install: +(\w+)$/m.exec((await run(['--version', '--verbose'])).stdout)![1];
+    const doctor = JSON.parse((await run(['doctor', '--json'])).stdout) as {
+      checks: { name: string; message: string }[];
+    };
+    expect(doctor.checks.find((check) => check.name === 'bds')!.message).toMatch(new RegExp(`, install: ${install}$`));
+  });
+
   it('with any other argument it is plain --version: the version alone', async () => {
     const res = await run(['--version', '--verbose', '--json']);
     expect(res.code).toBe(0);

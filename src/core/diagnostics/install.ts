@@ -1,16 +1,10 @@
-// doctor's first line: which bds, on which Node.js and platform, installed how.
+// doctor's first line: which bds, on which Node.js and platform, installed how (in the word that
+// `bds --version --verbose` uses, so that support reads one name for it).
 
-import { versionInfo, type InstallKind } from '../version.js';
+import { versionInfo } from '../version.js';
 import { ok, type Finding } from './doctor-check.js';
-
-const INSTALLED: Record<InstallKind, string> = {
-  binary: 'the standalone binary',
-  tarball: 'installed with npm',
-  clone: 'run from a clone',
-  unknown: 'installed neither with npm nor as the binary nor from a clone',
-};
 
 export function installCheck(): Finding {
   const { version, node, platform, install } = versionInfo();
-  return ok('bds', `bds ${version} on Node.js ${node}, ${platform}, ${INSTALLED[install]}`);
+  return ok('bds', `bds ${version} on Node.js ${node}, ${platform}, install: ${install}`);
 }
