@@ -520,6 +520,15 @@ describe('bds deliver --wait', () => {
     expect(count(box, 'list')).toBe(4);
   });
 
+  it('on a narrow terminal the live line keeps the next check and the deadline; the months are what is cut', async () => {
+    const { box, clock, source, bds } = await setup({ review: 'accept', reviewAfter: 20_000 });
+    for (const product of ['records', 'episodes', 'environment'])
+      seed(box, clock, source, '2024-07', product, 'received');
+    const res = await bds(['status', '--wait', '--no-color'], { tty: true, columns: 60 });
+    expect(res.code).toBe(0);
+    expect(res.stderr).toMatch(/… waiting, next check \d\d:\d\d:\d\d, gives up \d\d:\d\d:\d\d UTC, for\S*…\n/);
+  });
+
   it('a rejection is exit 7 after the delivery, and the text shows the delivery, then the review', async () => {
     const { box, bds } = await setup({ review: 'reject', reviewAfter: 0 });
     const res = await bds(['deliver', makeFolder().dir, '--period', '2024-07', '--wait', '--no-color'], {

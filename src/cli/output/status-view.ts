@@ -116,8 +116,9 @@ class ReviewWaitView {
     if (io.interactive && event.nextPollAt) io.live([this.liveLine(event.pending, event.nextPollAt)]);
   }
 
+  /** The times first: a line cut at the terminal's width loses the end of the list of months, not them. */
   private liveLine(pending: MonthStatus[], nextPollAt: string): string {
-    return `${this.io.err.cyan('…')} waiting for the review of ${pendingText(pending)}; next check ${clock(nextPollAt)}, gives up ${clock(this.deadline)} UTC`;
+    return `${this.io.err.cyan('…')} waiting, next check ${clock(nextPollAt)}, gives up ${clock(this.deadline)} UTC, for the review of ${pendingText(pending)}`;
   }
 }
 
