@@ -188,6 +188,19 @@ describe('bds status: the ledger', () => {
     expect(res.stderr).toBe('');
   });
 
+  it('a month missing in two products: a folder to deliver for each product', async () => {
+    const { box, clock, source, bds } = await setup();
+    for (const product of ['records', 'episodes']) {
+      seed(box, clock, source, '2024-02', product, 'accepted');
+      seed(box, clock, source, '2024-04', product, 'accepted');
+    }
+    const res = await bds(['status', '--until', '2024-04', '--no-color'], { tty: true });
+    expect(res.code).toBe(0);
+    expect(res.stdout).toContain(
+      'To do:\n  deliver the missing month: bds deliver out/records-2024-03 out/episodes-2024-03\n',
+    );
+  });
+
   it('a rejected month delivered again shows its new batch', async () => {
     const { box, clock, bds } = await setup();
     const folder = makeFolder({ records: 7 });

@@ -130,15 +130,25 @@ function statusNotes(result: StatusResult): string[] {
   const periods = (state: MonthState) => [
     ...new Set(result.months.filter((m) => m.state === state).map((m) => m.period)),
   ];
-  const folders = (list: string[]) => list.map((period) => `out/${period}`).join(' ');
+  // A folder holds one product: with several, each product of a month is a folder of its own to deliver.
+  const products = new Set(result.months.map((m) => m.product));
+  const folders = (state: MonthState) =>
+    products.size > 1
+      ? result.months
+          .filter((m) => m.state === state)
+          .map((m) => `out/${m.product}-${m.period}`)
+          .join(' ')
+      : periods(state)
+          .map((period) => `out/${period}`)
+          .join(' ');
   const missing = periods('missing');
   const rejected = periods('rejected');
   const unfinished = result.months.filter((m) => m.state === 'unfinished');
   const pending = result.months.filter(isPending);
   const todo = [
-    missing.length > 0 && `deliver the missing ${plural(missing.length, 'month')}: bds deliver ${folders(missing)}`,
+    missing.length > 0 && `deliver the missing ${plural(missing.length, 'month')}: bds deliver ${folders('missing')}`,
     rejected.length > 0 &&
-      `deliver the rejected ${plural(rejected.length, 'month')} again, once fixed: bds deliver ${folders(rejected)}`,
+      `deliver the rejected ${plural(rejected.length, 'month')} again, once fixed: bds deliver ${folders('rejected')}`,
     unfinished.length > 0 &&
       `finish the unfinished ${plural(unfinished.length, 'delivery', 'deliveries')} (${named(unfinished, label)}): the same bds deliver command again resumes ${plural(unfinished.length, 'it', 'them')}`,
     pending.length > 0 &&
