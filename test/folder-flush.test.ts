@@ -10,11 +10,11 @@ const failing = vi.hoisted(() => ({ folders: new Set<string>(), opened: new Map<
 
 vi.mock('node:fs', async (importOriginal) => {
   const fs = await importOriginal<typeof import('node:fs')>();
-  const openSync = ((file: string, ...rest: []) => {
-    const fd = fs.openSync(file, ...rest);
-    failing.opened.set(fd, path.resolve(String(file)));
+  const openSync = (...args: Parameters<typeof fs.openSync>): number => {
+    const fd = fs.openSync(...args);
+    failing.opened.set(fd, path.resolve(String(args[0])));
     return fd;
-  }) as typeof fs.openSync;
+  };
   const fsyncSync = (fd: number): void => {
     if (failing.folders.has(failing.opened.get(fd) ?? '')) {
       throw Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO', errno: -5, syscall: 'fsync' });

@@ -190,7 +190,7 @@ describe('bds status: the ledger', () => {
 
   it('a month missing in two products: a folder to deliver for each product', async () => {
     const { box, clock, source, bds } = await setup();
-    for (const product of ['records', 'episodes']) {
+    for (const product of ['records', 'episodes'] as const) {
       seed(box, clock, source, '2024-02', product, 'accepted');
       seed(box, clock, source, '2024-04', product, 'accepted');
     }
@@ -535,7 +535,7 @@ describe('bds deliver --wait', () => {
 
   it('on a narrow terminal the live line keeps the next check and the deadline; the months are what is cut', async () => {
     const { box, clock, source, bds } = await setup({ review: 'accept', reviewAfter: 20_000 });
-    for (const product of ['records', 'episodes', 'environment'])
+    for (const product of ['records', 'episodes', 'environment'] as const)
       seed(box, clock, source, '2024-07', product, 'received');
     const res = await bds(['status', '--wait', '--no-color'], { tty: true, columns: 60 });
     expect(res.code).toBe(0);
