@@ -186,6 +186,26 @@ describe('bds check gives the verdict of deliver', () => {
     }
   });
 
+  it('names the line and the byte of a line that is not UTF-8, on this thread and on the pass thread', async () => {
+    const latin1 = Buffer.from('{"a":"caf\xe9"}\n', 'latin1');
+    const good = Buffer.from('{"a":"café 日本 😀"}\n');
+    // 4 MiB and more is passed over on a thread of its own (data-pass.ts).
+    const many = Buffer.from(`${JSON.stringify({ a: 'x'.repeat(90) })}\n`.repeat(50_000));
+    for (const before of [good, Buffer.concat([good, many])]) {
+      for (const plain of [false, true]) {
+        const text = Buffer.concat([before, latin1, good]);
+        const { dir, dataFile } = makeFolder({ plain, dataBytes: plain ? text : gzipSync(text) });
+        const res = await check([dir, '--period', '2024-05']);
+        const line = before.toString().split('\n').length;
+        expect(res.code, res.stdout + res.stderr).toBe(2);
+        expect(errorLines(res)).toEqual([
+          `bds: ${dataFile} line ${line} is not valid UTF-8 at byte 10 of the line (0xE9)`,
+          'hint: JSON Lines must be UTF-8 (RFC 8259): write the file as UTF-8, not as Latin-1 or Windows-1252',
+        ]);
+      }
+    }
+  });
+
   it('passes what deliver delivers, with the same numbers', async () => {
     const box = await sandbox();
     const folder = makeFolder({ records: 5 });

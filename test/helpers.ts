@@ -363,26 +363,52 @@ export function collectOutput(
   });
 }
 
-/** What JSON.parse, the reference for bds's JSON Lines check, says of one line: 'empty', 'object', or bds's words for what is wrong. */
-export function lineVerdict(line: string): string {
-  if (!/[^ \t\r]/.test(line)) return 'empty';
-  if (line.replace(/^[ \t\r]+/, '')[0] !== '{') return 'is not a JSON object';
+/**
+ * What the references for bds's JSON Lines check (TextDecoder's fatal UTF-8 and JSON.parse) say of one line's
+ * bytes: 'empty', 'object', or bds's words for what is wrong. A line that starts as an object but is not UTF-8
+ * is told as such, naming the byte its first invalid sequence starts at: the end of the longest whole UTF-8
+ * prefix before the first prefix the decoder refuses.
+ */
+export function lineVerdict(line: Uint8Array | string): string {
+  const bytes = Buffer.from(line);
+  const first = bytes.findIndex((byte) => byte !== 0x20 && byte !== 0x09 && byte !== 0x0d);
+  if (first === -1) return 'empty';
+  if (bytes[first] !== 0x7b) return 'is not a JSON object';
+  const decodes = (end: number, stream: boolean): boolean => {
+    try {
+      new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(0, end), { stream });
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  if (!decodes(bytes.length, false)) {
+    let refused = 1;
+    while (refused < bytes.length && decodes(refused, true)) refused++;
+    let whole = refused - 1;
+    while (!decodes(whole, false)) whole--;
+    const value = bytes[whole]!.toString(16).toUpperCase();
+    return `is not valid UTF-8 at byte ${whole + 1} of the line (0x${value})`;
+  }
   try {
-    JSON.parse(line);
+    JSON.parse(bytes.toString());
     return 'object';
   } catch {
     return 'is not valid JSON';
   }
 }
 
-/** bds's verdict on JSON Lines, worked out line by line with JSON.parse: `records N`, or the first bad line's message. */
+/** bds's verdict on JSON Lines, worked out line by line with the references: `records N`, or the first bad line's message. */
 export function linesVerdict(input: Buffer | string, fileName = 'f'): string {
-  const lines = Buffer.from(input).toString().split('\n');
+  const bytes = Buffer.from(input);
   let records = 0;
-  for (const [index, line] of lines.entries()) {
-    const verdict = lineVerdict(line);
+  for (let start = 0, index = 0; start <= bytes.length; index++) {
+    const newline = bytes.indexOf(0x0a, start);
+    const end = newline === -1 ? bytes.length : newline;
+    const verdict = lineVerdict(bytes.subarray(start, end));
     if (verdict === 'object') records++;
     else if (verdict !== 'empty') return `${fileName} line ${index + 1} ${verdict}`;
+    start = end + 1;
   }
   return `records ${records}`;
 }

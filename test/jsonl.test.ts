@@ -10,8 +10,12 @@ import { linesVerdict, seededRandom } from './helpers.js';
 /** The validator's verdict on a buffer of whole lines, in the words of linesVerdict. */
 function verdict(input: Buffer | string): string {
   const result = checkWholeLines(Buffer.from(input));
-  if (!result.bad) return `records ${result.records}`;
-  return `f line ${result.bad.line} ${result.bad.what === 'not-object' ? 'is not a JSON object' : 'is not valid JSON'}`;
+  const { bad } = result;
+  if (!bad) return `records ${result.records}`;
+  if (bad.what === 'not-utf8') {
+    return `f line ${bad.line} is not valid UTF-8 at byte ${bad.byte} of the line (0x${bad.value.toString(16).toUpperCase()})`;
+  }
+  return `f line ${bad.line} ${bad.what === 'not-object' ? 'is not a JSON object' : 'is not valid JSON'}`;
 }
 
 const CORPUS = [
@@ -90,6 +94,69 @@ const CORPUS = [
   `{"deep":${'{"a":'.repeat(3000)}1${'}'.repeat(3000)}}`,
 ];
 
+/** Lines as bytes: UTF-8's edges (RFC 3629's table) in strings and keys, and bytes of 0x80 or more elsewhere. */
+const hex = (text: string): Buffer => Buffer.from(text.replace(/\s/g, ''), 'hex');
+const q = (body: Buffer): Buffer => Buffer.concat([Buffer.from('{"a":"'), body, Buffer.from('"}')]);
+const BYTE_CORPUS = [
+  q(Buffer.from('caf\xe9', 'latin1')), // Latin-1
+  q(hex('c3a9')), // é
+  q(hex('c2 80')), // U+0080, the smallest of two bytes
+  q(hex('c1 bf')), // overlong U+007F
+  q(hex('c0 af')), // overlong '/'
+  q(hex('c0 80')), // overlong NUL
+  q(hex('df bf')), // U+07FF
+  q(hex('e0 a0 80')), // U+0800, the smallest of three bytes
+  q(hex('e0 9f bf')), // overlong U+07FF
+  q(hex('e0 80 af')), // overlong '/'
+  q(hex('ed 9f bf')), // U+D7FF, the last before the surrogates
+  q(hex('ed a0 80')), // U+D800, a surrogate
+  q(hex('ed bf bf')), // U+DFFF, a surrogate
+  q(hex('ed a0 bd ed b8 80')), // a surrogate pair, as CESU-8 writes it
+  q(hex('ee 80 80')), // U+E000
+  q(hex('ef bf bf')), // U+FFFF
+  q(hex('ef bb bf')), // a byte order mark inside a string: U+FEFF, valid
+  q(hex('f0 90 80 80')), // U+10000, the smallest of four bytes
+  q(hex('f0 8f bf bf')), // overlong U+FFFF
+  q(hex('f0 9f 98 80')), // 😀
+  q(hex('f4 8f bf bf')), // U+10FFFF, the largest
+  q(hex('f4 90 80 80')), // U+110000
+  q(hex('f5 80 80 80')), // beyond U+10FFFF
+  q(hex('f7 bf bf bf')),
+  q(hex('f8 88 80 80 80')), // five bytes
+  q(hex('fc 84 80 80 80 80')), // six bytes
+  q(hex('fe')),
+  q(hex('ff')),
+  q(hex('80')), // a continuation byte alone
+  q(hex('bf 41')),
+  q(hex('c3')), // cut short by the closing quote
+  q(hex('e6 97')),
+  q(hex('f0 9f 98')),
+  q(hex('c3 41')), // cut short by an ASCII byte
+  q(hex('e6 41 a5')),
+  q(hex('f0 9f 41 80')),
+  q(hex('c3 a9 c3')), // a good one, then one cut short
+  q(Buffer.concat([Buffer.from('0123456789abcde'), hex('e6 97 a5 e6 97 a5 e6 97 a5 e6 97 a5 e6 97 a5 e9')])), // across 16-byte steps
+  q(Buffer.concat([Buffer.from('0123456789abcd'), hex('f0 9f 98 80'), Buffer.from('x'.repeat(40)), hex('80')])),
+  Buffer.concat([Buffer.from('{"'), hex('e9'), Buffer.from('":1}')]), // in a key
+  Buffer.concat([Buffer.from('{"a":1,"'), hex('ff'), Buffer.from('":1}')]), // in a key on the ,"key": fast path
+  Buffer.concat([Buffer.from('{"a":1,"k":"'), hex('c3 a9'), Buffer.from('","b":"'), hex('c0 af'), Buffer.from('"}')]),
+  Buffer.concat([Buffer.from('{"a":'), hex('c3 a9'), Buffer.from('}')]), // outside a string: valid UTF-8, not JSON
+  Buffer.concat([Buffer.from('{"a":'), hex('e9'), Buffer.from('}')]), // outside a string: neither
+  Buffer.concat([Buffer.from('{"a":"'), hex('e9'), Buffer.from('"')]), // not UTF-8 and not whole
+  Buffer.concat([Buffer.from('{"a":"x", ,"b":"'), hex('e9'), Buffer.from('"}')]), // not JSON before the bad byte
+  Buffer.concat([Buffer.from('{"a":"\\'), hex('e9'), Buffer.from('"}')]), // escaped
+  Buffer.concat([Buffer.from('{"a":"\\u00'), hex('e9'), Buffer.from('"}')]),
+  Buffer.concat([hex('e9'), Buffer.from('{"a":1}')]), // before the object
+  Buffer.concat([Buffer.from('{"a":1}'), hex('e9')]), // after it
+  Buffer.concat([Buffer.from('{"a":1} \r'), hex('c3 a9')]),
+];
+
+/** Bytes that make UTF-8's sequences and break them. */
+const BYTE_ALPHABET = [
+  0x22, 0x5c, 0x41, 0x0a, 0x00, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xa9, 0xbf, 0xc0, 0xc1, 0xc2, 0xc3, 0xdf, 0xe0, 0xe6,
+  0xed, 0xef, 0xf0, 0xf4, 0xf5, 0xff,
+];
+
 const ALPHABET = '{}[]":,.-+eE0123456789truefalsn \t\\u/"abc\r\n\u0001\u0000é\u0080';
 
 describe('the JSON Lines validator', () => {
@@ -116,6 +183,51 @@ describe('the JSON Lines validator', () => {
       // Behind a good line, and with another after it, so that a bad line's number is checked too.
       const input = `{"before":1}\n${line}${next() < 0.5 ? '\n{"after":2}\n' : ''}`;
       expect(verdict(input), JSON.stringify(input)).toBe(linesVerdict(input));
+    }
+  });
+
+  it('agrees with a fatal UTF-8 TextDecoder and JSON.parse on lines that are not UTF-8, the bad byte included', () => {
+    for (const line of BYTE_CORPUS) {
+      expect(verdict(line), line.toString('hex')).toBe(linesVerdict(line));
+      const input = Buffer.concat([Buffer.from('{"before":"é"}\n\n'), line, Buffer.from('\n{"after":"日"}\n')]);
+      expect(verdict(input), input.toString('hex')).toBe(linesVerdict(input));
+    }
+    expect(verdict(q(Buffer.from('caf\xe9', 'latin1')))).toBe(
+      'f line 1 is not valid UTF-8 at byte 10 of the line (0xE9)',
+    );
+    expect(verdict(q(hex('c0 af')))).toBe('f line 1 is not valid UTF-8 at byte 7 of the line (0xC0)');
+    expect(verdict(q(hex('ed a0 80')))).toBe('f line 1 is not valid UTF-8 at byte 7 of the line (0xED)');
+    expect(verdict(q(hex('f4 90 80 80')))).toBe('f line 1 is not valid UTF-8 at byte 7 of the line (0xF4)');
+    expect(verdict(q(hex('c3 a9 c3')))).toBe('f line 1 is not valid UTF-8 at byte 9 of the line (0xC3)');
+  });
+
+  it('agrees with a fatal UTF-8 TextDecoder and JSON.parse on 20,000 seeded random byte mutations', () => {
+    const next = seededRandom(20261126);
+    const seeds: Buffer[] = [
+      ...[...CORPUS, '{"a":"é日😀"}']
+        .filter((line) => line.length < 200 && linesVerdict(line) === 'records 1')
+        .map((line) => Buffer.from(line)),
+      ...BYTE_CORPUS.filter((line) => linesVerdict(line) === 'records 1'),
+    ];
+    for (let n = 0; n < 20_000; n++) {
+      let line: Buffer = seeds[Math.floor(next() * seeds.length)]!;
+      for (let edits = 1 + Math.floor(next() * 3); edits > 0; edits--) {
+        const at = Math.floor(next() * (line.length + 1));
+        const byte = Buffer.from([BYTE_ALPHABET[Math.floor(next() * BYTE_ALPHABET.length)]!]);
+        const kind = next();
+        line =
+          kind < 0.4
+            ? Buffer.concat([line.subarray(0, at), byte, line.subarray(at + 1)])
+            : kind < 0.7
+              ? Buffer.concat([line.subarray(0, at), byte, line.subarray(at)])
+              : Buffer.concat([line.subarray(0, at), line.subarray(at + 1)]);
+      }
+      const input = Buffer.concat([
+        Buffer.from('{"before":1}\n'),
+        line,
+        Buffer.from(next() < 0.5 ? '\n{"after":2}\n' : ''),
+      ]);
+      expect(verdict(input), input.toString('hex')).toBe(linesVerdict(input));
     }
   });
 
@@ -186,6 +298,8 @@ describe('the JSON Lines validator', () => {
       '{"a":1}\n{"b":"\\u00e9"}\n[1]\n{"c":2}\n',
       '{"a":1}\n{"b":2\n{"c":3}\n',
       '\n\n{"a":"unterminated\n',
+      '{"a":"日本"}\n{"b":"😀é"}\n',
+      Buffer.concat([Buffer.from('{"a":"日本"}\n{"b":"x'), hex('e6 97'), Buffer.from('"}\n{"c":1}\n')]),
     ];
     const feed = (chunks: Buffer[]): string => {
       const checker = new LinesChecker('f', { chunkBytes: 16 });
@@ -203,7 +317,7 @@ describe('the JSON Lines validator', () => {
         for (let j = i; j <= bytes.length; j += 3) {
           expect(
             feed([bytes.subarray(0, i), bytes.subarray(i, j), bytes.subarray(j)]),
-            `${input} split at ${i},${j}`,
+            `${bytes.toString('hex')} split at ${i},${j}`,
           ).toBe(whole);
         }
       }

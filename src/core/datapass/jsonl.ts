@@ -14,8 +14,12 @@ export interface WholeLinesResult {
   records: number;
   /** Lines seen, empty ones included: the newlines, plus one for a last line without its newline. */
   lines: number;
-  /** The first bad line: its 1-based number within the buffer and what is wrong with it. */
-  bad?: { line: number; what: 'not-object' | 'invalid' };
+  /**
+   * The first bad line: its 1-based number within the buffer and what is wrong with it; for a line that is not
+   * UTF-8, the 1-based position in the line of the byte that starts its first invalid sequence, and its value.
+   */
+  bad?:
+    { line: number; what: 'not-object' | 'invalid' } | { line: number; what: 'not-utf8'; byte: number; value: number };
 }
 
 /** The part of the WebAssembly API used here: its types come with lib.dom, which bds does not compile with. */
@@ -30,6 +34,7 @@ interface ValidatorExports {
   lines(): number;
   badLineNumber(): number;
   badLineKind(): number;
+  badLineStart(): number;
 }
 
 /** Where the input starts in the validator's memory: never at 0, which the validator uses for "invalid". */
@@ -69,5 +74,35 @@ export function checkWholeLines(b: Uint8Array): WholeLinesResult {
   const lines = wasm.lines();
   const badLine = wasm.badLineNumber();
   if (badLine === 0) return { records, lines };
-  return { records, lines, bad: { line: badLine, what: wasm.badLineKind() === 1 ? 'not-object' : 'invalid' } };
+  if (wasm.badLineKind() === 1) return { records, lines, bad: { line: badLine, what: 'not-object' } };
+  // Invalid: told apart here, once, off the validator's hot path. A line that is not UTF-8 is that first.
+  const start = wasm.badLineStart() - INPUT_AT;
+  const newline = b.indexOf(0x0a, start);
+  const line = b.subarray(start, newline === -1 ? b.length : newline);
+  const at = firstInvalidUtf8(line);
+  if (at === -1) return { records, lines, bad: { line: badLine, what: 'invalid' } };
+  return { records, lines, bad: { line: badLine, what: 'not-utf8', byte: at + 1, value: line[at]! } };
+}
+
+/**
+ * Where the first invalid UTF-8 sequence of `bytes` starts (RFC 3629: no overlong form, no surrogate, nothing
+ * above U+10FFFF, nothing cut short), or -1. The same rules as the validator's skipUtf8 (jsonl.as.ts).
+ */
+export function firstInvalidUtf8(bytes: Uint8Array): number {
+  const continues = (at: number): boolean => at < bytes.length && (bytes[at]! & 0xc0) === 0x80;
+  for (let i = 0; i < bytes.length;) {
+    const c = bytes[i]!;
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    const length = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    const second = bytes[i + 1] ?? 0;
+    const low = c === 0xe0 ? 0xa0 : c === 0xf0 ? 0x90 : 0x80;
+    const high = c === 0xed ? 0x9f : c === 0xf4 ? 0x8f : 0xbf;
+    if (length === 0 || i + 1 >= bytes.length || second < low || second > high) return i;
+    for (let k = 2; k < length; k++) if (!continues(i + k)) return i;
+    i += length;
+  }
+  return -1;
 }

@@ -139,15 +139,21 @@ export class LinesChecker {
 
   /** Checks bytes [start, end) of `bytes`: whole lines, but for the end of the file. */
   private check(bytes: Uint8Array, start: number, end: number): void {
-    const result = checkWholeLines(bytes.subarray(start, end));
-    if (result.bad) {
-      throw this.bad(
-        this.lines + result.bad.line,
-        result.bad.what === 'not-object' ? 'is not a JSON object' : 'is not valid JSON',
+    const { bad, records, lines } = checkWholeLines(bytes.subarray(start, end));
+    if (bad?.what === 'not-utf8') {
+      const value = bad.value.toString(16).toUpperCase();
+      throw new UsageError(
+        `${this.fileName} line ${this.lines + bad.line} is not valid UTF-8 at byte ${bad.byte} of the line (0x${value})`,
+        {
+          hint: 'JSON Lines must be UTF-8 (RFC 8259): write the file as UTF-8, not as Latin-1 or Windows-1252',
+        },
       );
     }
-    this.records += result.records;
-    this.lines += result.lines;
+    if (bad) {
+      throw this.bad(this.lines + bad.line, bad.what === 'not-object' ? 'is not a JSON object' : 'is not valid JSON');
+    }
+    this.records += records;
+    this.lines += lines;
   }
 
   private bad(
