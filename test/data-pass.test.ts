@@ -3,11 +3,20 @@
 // and gzip data with something after its end.
 
 import { spawn, spawnSync } from 'node:child_process';
-import { appendFileSync, chmodSync, copyFileSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import fs, {
+  appendFileSync,
+  chmodSync,
+  copyFileSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { BdsError, deliver, deliverMany, EXIT_CODES } from '../src/index.js';
 import {
   BIN,
@@ -55,6 +64,48 @@ function hexLines(count: number, bad?: { at: number; line: string }): string[] {
   return Array.from({ length: count }, (_, i) =>
     bad && i === bad.at - 1 ? bad.line : JSON.stringify({ id: i, token: randomBytes(48).toString('hex') }),
   );
+}
+
+type Callback = (error: NodeJS.ErrnoException | null, ...results: unknown[]) => void;
+
+/**
+ * Fails the `at`-th system call (open, write, writev, close) made on a file written in `tmp` with `code`, as a full or
+ * failing disk would; passes every other call through. Returns how many such calls were made, and the undo.
+ */
+function failCallInFolder(tmp: string, at: number, code: string): { calls: () => number; restore: () => void } {
+  const fds = new Set<number>();
+  let calls = 0;
+  const failing = (syscall: string, callback: Callback, file?: string): boolean => {
+    if (++calls !== at) return false;
+    const error = Object.assign(new Error(`${code}: failed, ${syscall}`), {
+      code,
+      syscall,
+      ...(file ? { path: file } : {}),
+    });
+    process.nextTick(callback, error);
+    return true;
+  };
+  const original = { open: fs.open, write: fs.write, writev: fs.writev, close: fs.close };
+  const spies = [
+    vi.spyOn(fs, 'open').mockImplementation(((file: string, ...rest: unknown[]) => {
+      const callback = rest.pop() as Callback;
+      // A file written there (the upload's read of it comes after the pass).
+      const mine = typeof file === 'string' && file.startsWith(tmp + path.sep) && rest[0] !== 'r';
+      if (mine && failing('open', callback, file)) return;
+      (original.open as (...args: unknown[]) => void)(file, ...rest, (error: Error | null, fd: number) => {
+        if (mine && !error) fds.add(fd);
+        callback(error, fd);
+      });
+    }) as typeof fs.open),
+    ...(['write', 'writev', 'close'] as const).map((name) =>
+      vi.spyOn(fs, name).mockImplementation(((fd: number, ...rest: unknown[]) => {
+        const callback = rest.at(-1) as Callback;
+        if (fds.has(fd) && failing(name, callback)) return;
+        (original[name] as (...args: unknown[]) => void)(fd, ...rest);
+      }) as never),
+    ),
+  ];
+  return { calls: () => calls, restore: () => spies.forEach((spy) => spy.mockRestore()) };
 }
 
 describe('the data pass over a large file (a thread of its own)', () => {
@@ -295,6 +346,36 @@ describe('the data pass', () => {
     expect(res.stderr).toMatch(/^hint: .*TMPDIR/m);
     expect(res.stderr).not.toContain('bug in bds');
     expect(count(box, 'create')).toBe(0);
+  });
+
+  it("a full or failing temp folder at any of the copy's calls is exit 2 naming it and TMPDIR, not the data file", async () => {
+    // Four gzip blocks (gzip.ts), so that the copy is written more than once.
+    const folder = makeFolder({ plain: true, lines: hexLines(20_000) });
+    for (const code of ['ENOSPC', 'EIO']) {
+      const box = await sandbox();
+      const tmp = tempDir();
+      for (let at = 1; ; at++) {
+        const fault = failCallInFolder(tmp, at, code);
+        const res = await deliverTo(box, folder, { env: { TMPDIR: tmp } }).finally(fault.restore);
+        if (fault.calls() < at) {
+          // Every call was made and none failed: delivered. Open, at least two writes, close.
+          expect(res.stderr).not.toContain('bds:');
+          expect(at).toBeGreaterThan(4);
+          break;
+        }
+        expect(res.code, `${code} at call ${at}`).toBe(2);
+        expect(res.stderr.split('\n').slice(-3)).toEqual([
+          `bds: cannot write the gzipped copy of ${folder.dataFile} in the temp folder ${tmp} (${code})`,
+          'hint: a plain .jsonl is gzipped there before the upload and needs its gzipped size free: free space, or set TMPDIR to another folder',
+          '',
+        ]);
+        expect(readdirSync(tmp)).toEqual([]);
+        expect(count(box, 'create')).toBe(0);
+      }
+      const received = box.store.batches().filter((batch) => batch.status === 'received');
+      expect(received).toHaveLength(1);
+      expect(gunzipSync(box.store.uploadedBytes(received[0]!.id)!).equals(readFileSync(folder.dataFile))).toBe(true);
+    }
   });
 
   it('a data file name of 250 bytes gets a temp copy all the same', async () => {

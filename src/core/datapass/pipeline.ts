@@ -16,7 +16,7 @@
 // gzip its blocks in flight.
 
 import { createHash } from 'node:crypto';
-import { createWriteStream, promises as fs } from 'node:fs';
+import nodeFs, { createWriteStream, promises as fs, type WriteStream } from 'node:fs';
 import path from 'node:path';
 import { Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -143,6 +143,9 @@ export async function passOverFile(file: string, before: FileStamp, options: Pas
   };
   const pipelineOptions = signal ? { signal } : {};
   let size = 0;
+  /** The first error of the copy's own system calls: the temp folder's, however the pipeline passes it on. */
+  let copyFailure: Error | undefined;
+  const copyFailed = (error: Error): void => void (copyFailure ??= error);
   try {
     if (file.endsWith('.gz')) {
       const sink = checkedSink(lines, (chunk) => inflater.inflated(chunk), garbage);
@@ -157,19 +160,19 @@ export async function passOverFile(file: string, before: FileStamp, options: Pas
       if (inflater.dataEnd < before.size && !(await onlyZerosFrom(file, inflater.dataEnd))) throw trailingGarbage(name);
       size = before.size;
     } else {
-      if (copy) await fs.mkdir(path.dirname(copy), { recursive: true });
+      if (copy) {
+        await fs.mkdir(path.dirname(copy), { recursive: true }).catch((error: Error) => {
+          copyFailed(error);
+          throw error;
+        });
+      }
       // What zlib leaves per block: the output, and the pieces it was gathered from.
       const gzip = createParallelGzip({ level: GZIP_LEVEL, onDropped: (bytes) => garbage?.add(2 * bytes) });
       const hashed = passThrough((chunk) => {
         hash.update(chunk);
         size += chunk.length;
       });
-      const flowing = pipeline(
-        gzip,
-        hashed,
-        copy ? createWriteStream(copy, { mode: 0o600 }) : discard(),
-        pipelineOptions,
-      );
+      const flowing = pipeline(gzip, hashed, copy ? copyStream(copy, copyFailed) : discard(), pipelineOptions);
       await feed(gzip, flowing, file, (chunk) => {
         counted(chunk);
         lines.push(chunk);
@@ -180,7 +183,7 @@ export async function passOverFile(file: string, before: FileStamp, options: Pas
     await assertUnchangedSince(before, file, name);
     return { recordCount, sha256: hash.digest('hex'), size };
   } catch (error) {
-    if (copy && isCopyPath((error as { path?: unknown }).path, copy)) throw tempCopyError(error, name, options.tmpDir);
+    if (copyFailure) throw tempCopyError(copyFailure, name, options.tmpDir);
     throw asInputError(error, name, await startsLikeGzip(file));
   }
 }
@@ -260,11 +263,25 @@ async function assertUnchangedSince(before: FileStamp, file: string, name: strin
   });
 }
 
-/** Whether a failed system call was about the temp copy: its own path, or a folder on the way to it. */
-function isCopyPath(failed: unknown, copy: string): boolean {
-  if (typeof failed !== 'string') return false;
-  const relative = path.relative(path.resolve(failed), copy);
-  return !relative.startsWith('..') && !path.isAbsolute(relative);
+/**
+ * The gzipped copy's file, whose system calls (open, write, writev, close) hand their errors to `failed` first.
+ * An error of a write carries no path, and the pipeline passes the errors of other streams (a read of the
+ * data file) to this one too: only its own calls tell that the temp folder failed.
+ */
+function copyStream(copy: string, failed: (error: Error) => void): WriteStream {
+  type Call = (...args: unknown[]) => void;
+  const watched =
+    (name: 'open' | 'write' | 'writev' | 'close'): Call =>
+    (...args) => {
+      const callback = args.pop() as (error: Error | null, ...results: unknown[]) => void;
+      // Looked up at each call, as Node's own stream does.
+      (nodeFs[name] as Call)(...args, (error: Error | null, ...results: unknown[]) => {
+        if (error) failed(error);
+        callback(error, ...results);
+      });
+    };
+  const fs = { open: watched('open'), write: watched('write'), writev: watched('writev'), close: watched('close') };
+  return createWriteStream(copy, { mode: 0o600, fs });
 }
 
 /** Whether the file holds only zero bytes from `offset` to its end. */
