@@ -11,12 +11,14 @@ import fs, {
   readFileSync,
   renameSync,
   statSync,
+  utimesSync,
   writeFileSync,
 } from 'node:fs';
 import path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { describe, expect, it, vi } from 'vitest';
+import { leftCopies } from '../src/core/datapass/temp-copy.js';
 import { BdsError, deliver, deliverMany, EXIT_CODES } from '../src/index.js';
 import {
   BIN,
@@ -29,7 +31,9 @@ import {
   run,
   sandbox,
   sandboxEnv,
+  spawnCli,
   tempDir,
+  until,
 } from './helpers.js';
 
 const runningAsRoot = process.getuid?.() === 0;
@@ -245,6 +249,85 @@ describe('the data pass over a large file (a thread of its own)', () => {
     expect((error as Error).message).toBe('the caller broke');
     expect(readdirSync(tmp)).toEqual([]);
     expect(count(box, 'create')).toBe(0);
+  });
+});
+
+describe('the gzipped copies of processes that are gone', () => {
+  it('a copy left by bds killed with SIGKILL mid-pass is counted by doctor and removed by the next delivery', async () => {
+    const box = await sandbox();
+    const source = newSource(box);
+    // Large enough that the pass is still running when its copy appears.
+    const folder = makeFolder({ plain: true, lines: hexLines(200_000) });
+    const tmp = tempDir('bds-tmp-');
+    const env = { ...sandboxEnv(box), HOME: tempDir(), TMPDIR: tmp };
+    const argv = ['deliver', folder.dir, '--period', '2024-05', '--source', source];
+    // The upload hangs: were the pass over before the kill, the copy would be there all the same.
+    box.faults.add({ route: 'upload', hang: true });
+    let pid = 0;
+    let createdBeforeKill = -1;
+    const killed = await spawnCli(argv, {
+      env,
+      onSpawn: (child) => {
+        pid = child.pid!;
+        void until(() => readdirSync(tmp).length > 0, 'the gzipped copy').then(() => {
+          createdBeforeKill = count(box, 'create');
+          child.kill('SIGKILL');
+        });
+      },
+    });
+    expect(killed.signal).toBe('SIGKILL');
+    expect(createdBeforeKill).toBe(0); // killed during the pass, which comes before the batch is created
+    const left = readdirSync(tmp);
+    expect(left).toHaveLength(1);
+    expect(left[0]).toMatch(new RegExp(`^bds-.+-${pid}-[0-9a-f-]{36}\\.jsonl\\.gz$`));
+
+    const doctor = (): Promise<{ status: string; message: string }> =>
+      spawnCli(['doctor', '--json'], { env }).then((res) =>
+        (JSON.parse(res.stdout) as { checks: { name: string; status: string; message: string }[] }).checks.find(
+          (check) => check.name === 'temp copies',
+        )!,
+      );
+    const counted = await doctor();
+    expect(counted.status).toBe('warn');
+    expect(counted.message).toMatch(
+      new RegExp(
+        `^1 gzipped copy of a plain \\.jsonl \\([0-9.]+ MB\\) left in ${tmp} by processes that are gone \\(pid ${pid}\\)$`,
+      ),
+    );
+
+    box.faults.clear();
+    const again = await spawnCli([...argv, '--json'], { env });
+    expect(again.stderr).not.toContain('bds:');
+    expect(again.code).toBe(0);
+    expect(readdirSync(tmp)).toEqual([]);
+    expect(await doctor()).toMatchObject({ status: 'ok', message: 'no gzipped copy left by a process that is gone' });
+  });
+
+  it('are those of this host whose pid is not running, or runs a process that started after the copy was written', () => {
+    const tmp = tempDir();
+    const written = Date.parse('2026-11-26T10:00:00Z');
+    const names = {
+      gone: 'bds-test-host-101-00000000-0000-4000-8000-000000000001.jsonl.gz',
+      running: 'bds-test-host-102-00000000-0000-4000-8000-000000000002.jsonl.gz',
+      reused: 'bds-test-host-103-00000000-0000-4000-8000-000000000003.jsonl.gz',
+      mine: 'bds-test-host-104-00000000-0000-4000-8000-000000000004.jsonl.gz',
+      otherHost: 'bds-other-host-101-00000000-0000-4000-8000-000000000005.jsonl.gz',
+      notACopy: 'bds-test-host-101-notauuid.jsonl.gz',
+    };
+    for (const name of Object.values(names)) {
+      writeFileSync(path.join(tmp, name), 'x');
+      utimesSync(path.join(tmp, name), written / 1000, written / 1000);
+    }
+    const owner = {
+      hostname: 'test-host',
+      pid: 104,
+      isProcessAlive: (pid: number) => pid === 102 || pid === 103,
+      processStartedAt: (pid: number) => (pid === 103 ? written + 60_000 : written - 60_000),
+    };
+    expect(leftCopies(tmp, owner).map((copy) => [path.basename(copy.path), copy.pid, copy.bytes])).toEqual([
+      [names.gone, 101, 1],
+      [names.reused, 103, 1],
+    ]);
   });
 });
 

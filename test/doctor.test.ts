@@ -38,6 +38,7 @@ const ORDER = [
   'free space',
   'deliveries',
   'locks',
+  'temp copies',
   'proxy',
   'CA',
   'name lookup',

@@ -155,6 +155,9 @@ export async function run(argv: string[], options: RunOptions = {}): Promise<Run
       HOME: home,
       XDG_STATE_HOME: path.join(home, '.local', 'state'),
       XDG_CONFIG_HOME: process.env.XDG_CONFIG_HOME,
+      // A temp folder of its own: a delivery removes the gzipped copies of processes that are gone, and to this
+      // runtime every other pid is gone (isProcessAlive), those of runs in other test files included.
+      TMPDIR: tempDir('bds-tmp-'),
       ...options.env,
     },
     cwd: options.cwd ?? home,

@@ -4,9 +4,7 @@
 // bytes to upload are the file itself, the gzipped copy the pass made of a plain .jsonl, or that .jsonl gzipped
 // again on the way, to the same bytes.
 
-import { randomUUID } from 'node:crypto';
 import { createReadStream, promises as fs, type Stats } from 'node:fs';
-import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { UsageError } from '../errors.js';
 import { GZIP_LEVEL, passOverFile, type PassFindings } from './pipeline.js';
@@ -15,6 +13,7 @@ import { GarbageMeter } from './garbage.js';
 import { createParallelGzip } from './gzip.js';
 import { zlibFor, type PassCache } from './cache.js';
 import { stampOf, type FileStamp } from './file-stamp.js';
+import { copyPath, removeLeftCopies, type CopyOwner } from './temp-copy.js';
 
 /** What is uploaded. */
 export interface UploadFile {
@@ -90,6 +89,8 @@ export interface DataPassOptions {
   onRead?: ((read: number, total: number) => void) | undefined;
   /** Write a gzipped copy of a plain .jsonl for the upload (deliver), or only hash it (check). */
   copy: boolean;
+  /** This process, which the copy's name carries, and how to tell the copies of processes that are gone. */
+  owner: CopyOwner;
   /** Passes remembered from earlier runs; each pass made is remembered there too. */
   cache?: PassCache | undefined;
   /** How messages name the file (the same form in all of them); default its path. */
@@ -98,7 +99,7 @@ export interface DataPassOptions {
 
 export async function passOverDataFile(
   file: string,
-  { tmpDir, signal, onRead, copy: keepCopy, cache, name = file }: DataPassOptions,
+  { tmpDir, signal, onRead, copy: keepCopy, owner, cache, name = file }: DataPassOptions,
 ): Promise<DataPass> {
   let before: Stats;
   try {
@@ -123,9 +124,8 @@ export async function passOverDataFile(
     };
   }
 
-  // A name of bds's own for the gzipped copy of a plain .jsonl: the data file's name could make it longer
-  // than the file system allows.
-  const copy = !gzipped && keepCopy ? path.join(tmpDir, `bds-${randomUUID()}.jsonl.gz`) : undefined;
+  const copy = !gzipped && keepCopy ? copyPath(tmpDir, owner) : undefined;
+  if (copy) await removeLeftCopies(tmpDir, owner);
   const reportRead = onRead && ((read: number) => onRead(read, before.size));
   let pass: PassFindings;
   try {

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { linkSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { errnoCode } from '../guards.js';
+import { errnoCode, writerIsRunning } from '../guards.js';
 import { LockedError } from '../errors.js';
 import { whileHeld, writeFileAtomic, type WriteStep } from '../files.js';
 import type { Platform } from '../platform.js';
@@ -36,9 +36,6 @@ export interface LockOptions extends LockAttempt {
   /** What is being delivered, for the message: "src_1 2024-05 records". */
   subject: string;
 }
-
-/** Slack for clocks: a process that started this long after the lock was written cannot be its writer. */
-const START_TIME_SLACK_MS = 2_000;
 
 /**
  * Takes the lock, or throws LockedError naming its holder; returns the function that releases it. Until then it
@@ -132,19 +129,13 @@ export function staleLockHolder(
   return holderIsRunning(holder, isProcessAlive, processStartedAt) ? undefined : holder;
 }
 
-/**
- * Whether the lock's writer still runs. A pid is reused after a reboot (or after many processes): a process
- * with that pid that started after the lock was written is not its writer.
- */
+/** Whether the lock's writer still runs. */
 function holderIsRunning(
   holder: LockOwner,
   isProcessAlive: (pid: number) => boolean,
   processStartedAt: LockAttempt['processStartedAt'],
 ): boolean {
-  if (!isProcessAlive(holder.pid)) return false;
-  const started = processStartedAt?.(holder.pid);
-  const written = Date.parse(holder.startedAt);
-  return started === undefined || Number.isNaN(written) || started <= written + START_TIME_SLACK_MS;
+  return writerIsRunning(holder.pid, Date.parse(holder.startedAt), isProcessAlive, processStartedAt);
 }
 
 function readOwner(file: string): LockOwner | undefined {

@@ -56,6 +56,7 @@ export async function planFolder(
     signal: op.signal,
     onRead: (read, total) => op.onEvent({ type: 'reading', ...subject, read, total }),
     copy,
+    owner: op.runtime,
     cache: new PassCache(cacheDir(op.runtime), op.runtime.platform),
     name: folder.dataName,
   });

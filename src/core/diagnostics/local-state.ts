@@ -1,9 +1,11 @@
 // doctor's local state: the folders bds writes to (without making them: doctor changes nothing), free space
-// for the gzipped copy of a plain .jsonl, deliveries left half-way and locks left by processes that are gone.
+// for the gzipped copy of a plain .jsonl, deliveries left half-way, and locks and gzipped copies left by
+// processes that are gone.
 
 import { accessSync, constants, existsSync, statfsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { EXIT_CODES } from '../errors.js';
+import { leftCopies } from '../datapass/temp-copy.js';
 import { staleLockHolder } from '../delivery/lock.js';
 import { RecordStore, type DeliveryRecord } from '../delivery/record-store.js';
 import type { Runtime } from '../runtime.js';
@@ -25,6 +27,7 @@ export function localStateChecks(runtime: Runtime, tempDir: string): Finding[] {
     ...(temp.status === 'fail' ? [] : [freeSpace(tempDir)]),
     ...unfinished(records.records()),
     ...staleLocks(records, runtime),
+    leftTempCopies(tempDir, runtime),
   ];
 }
 
@@ -102,5 +105,17 @@ function staleLocks(records: RecordStore, runtime: Runtime): Finding[] {
       `${file} was left by pid ${holder.pid} (since ${holder.startedAt}), which is gone`,
       'the next delivery of that month takes it over; or remove the file',
     ),
+  );
+}
+
+function leftTempCopies(tempDir: string, runtime: Runtime): Finding {
+  const left = leftCopies(tempDir, runtime);
+  if (left.length === 0) return ok('temp copies', 'no gzipped copy left by a process that is gone');
+  const megabytes = (left.reduce((sum, copy) => sum + copy.bytes, 0) / 1e6).toFixed(1);
+  return warn(
+    'temp copies',
+    `${left.length} gzipped ${left.length === 1 ? 'copy' : 'copies'} of a plain .jsonl (${megabytes} MB) left in ` +
+      `${tempDir} by processes that are gone (pid ${left.map((copy) => copy.pid).join(', ')})`,
+    'the next bds deliver of a plain .jsonl removes them; or remove them: their names start with bds-',
   );
 }
