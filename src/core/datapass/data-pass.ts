@@ -89,7 +89,7 @@ export interface DataPassOptions {
   onRead?: ((read: number, total: number) => void) | undefined;
   /** Write a gzipped copy of a plain .jsonl for the upload (deliver), or only hash it (check). */
   copy: boolean;
-  /** This process, which the copy's name carries, and how to tell the copies of processes that are gone. */
+  /** This process (the copy's name carries it), and how to tell the copies of processes gone, which deliver removes. */
   owner: CopyOwner;
   /** Passes remembered from earlier runs; each pass made is remembered there too. */
   cache?: PassCache | undefined;
@@ -113,6 +113,8 @@ export async function passOverDataFile(
     throw new UsageError(`${name}: a data file ends in .jsonl.gz (gzipped JSON Lines) or .jsonl`);
   }
   if (before.size === 0) throw new UsageError(`${name}: the file is empty`);
+  // Whatever this delivery sends, the copies of runs killed before they could remove theirs go.
+  if (keepCopy) await removeLeftCopies(tmpDir, owner);
   const stamp = stampOf(file, before);
   const zlib = zlibFor(!gzipped);
   const remembered = await cache?.recall(stamp, zlib);
@@ -125,7 +127,6 @@ export async function passOverDataFile(
   }
 
   const copy = !gzipped && keepCopy ? copyPath(tmpDir, owner) : undefined;
-  if (copy) await removeLeftCopies(tmpDir, owner);
   const reportRead = onRead && ((read: number) => onRead(read, before.size));
   let pass: PassFindings;
   try {

@@ -1,6 +1,6 @@
 // The gzipped copy of a plain .jsonl lives in the temp folder while its delivery runs. A process killed with
 // SIGKILL (or a power cut) cannot remove its own copy, so the copy's name carries its host and pid: the next
-// delivery that makes one removes those of processes that are gone, and doctor counts what is left.
+// delivery removes those of processes that are gone, and doctor counts what is left.
 
 import { randomUUID } from 'node:crypto';
 import { promises as fs, readdirSync, statSync } from 'node:fs';

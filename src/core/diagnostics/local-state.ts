@@ -116,6 +116,6 @@ function leftTempCopies(tempDir: string, runtime: Runtime): Finding {
     'temp copies',
     `${left.length} gzipped ${left.length === 1 ? 'copy' : 'copies'} of a plain .jsonl (${megabytes} MB) left in ` +
       `${tempDir} by processes that are gone (pid ${left.map((copy) => copy.pid).join(', ')})`,
-    'the next bds deliver of a plain .jsonl removes them; or remove them: their names start with bds-',
+    'the next bds deliver removes them; or remove them: their names start with bds-',
   );
 }
