@@ -7,6 +7,10 @@ import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { AuthError } from '../src/core/errors.js';
+import { login } from '../src/core/login.js';
+import { Operation } from '../src/core/operation.js';
+import { processRuntime } from '../src/process-runtime.js';
 import type { Sandbox } from '../src/sandbox/emulator.js';
 import { BDS_COMMAND, run, sandbox, spawnCli, tempDir, until, type RunOptions } from './helpers.js';
 
@@ -176,6 +180,57 @@ describe('bds login --with-key', () => {
     expect(box.requests).toHaveLength(0);
   });
 
+  it('a key with a space or a control character is told so, not that its prefix is wrong', async () => {
+    const box = await sandbox();
+    const where = freshHome();
+    for (const key of ['svc_live_abc def0000000', 'svc_live_abc\u0007def0000000']) {
+      const res = await loginWithKey(box, key, where);
+      expect(res.code).toBe(3);
+      expect(res.stderr).toMatch(
+        /^bds: the API key from standard input is malformed: it holds a space or a control character/m,
+      );
+      expect(res.stderr).not.toContain('starts with');
+      expect(res.stderr).not.toContain('def0000000');
+    }
+    expect(box.requests).toHaveLength(0);
+  });
+
+  it('a base URL ending in /api/v1: the 404 says to leave it out', async () => {
+    const box = await sandbox();
+    const where = freshHome();
+    const res = await loginWithKey(box, box.keys.live, where, [], { env: { BDS_BASE_URL: `${box.baseUrl}/api/v1/` } });
+    expect(res.code).toBe(4);
+    expect(res.stderr).toContain(`hint: leave /api/v1 out of the base URL, which bds adds itself: ${box.baseUrl}`);
+    expect(existsSync(where.configFile)).toBe(false);
+  });
+
+  it('an empty BDS_API_KEY_FILE is a warning, not a reason to refuse the key piped in', async () => {
+    const box = await sandbox();
+    const where = freshHome();
+    const keyFile = path.join(tempDir(), 'key');
+    writeFileSync(keyFile, '', { mode: 0o600 });
+    const res = await loginWithKey(box, box.keys.live, where, [], { env: { BDS_API_KEY_FILE: keyFile } });
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stderr).toContain(`warning: the key file ${keyFile} (BDS_API_KEY_FILE) is empty`);
+    expect(readJson(where.configFile)).toEqual({ apiKey: box.keys.live, baseUrl: box.baseUrl });
+  });
+
+  it('the AuthError of a refused key carries its request', async () => {
+    const box = await sandbox();
+    const where = freshHome();
+    const runtime = processRuntime({
+      env: { BDS_BASE_URL: box.baseUrl, HOME: where.home, ...where.env },
+      cwd: where.home,
+    });
+    const op = new Operation(runtime, {}, { signal: new AbortController().signal });
+    const error = await login(op, { keyText: 'svc_live_unknown_0000000000', keyFrom: 'standard input' }).catch(
+      (e) => e,
+    );
+    expect(error).toBeInstanceOf(AuthError);
+    expect(error.request).toMatchObject({ method: 'GET', status: 401 });
+    expect(error.request.url).toContain('/api/v1/me');
+  });
+
   it('several key lines, or none, are refused (exit 3) without showing them', async () => {
     const box = await sandbox();
     const where = freshHome();
@@ -306,8 +361,36 @@ describe('bds logout', () => {
       profile: null,
       removed: false,
       remaining: 'BDS_API_KEY',
+      remainingIn: null,
     });
     expect(`${env.stdout}${env.stderr}`).not.toContain(box.keys.test);
+  });
+
+  it('profiles: which profile of the file wins, and how to use or remove it', async () => {
+    const box = await sandbox();
+    const where = freshHome();
+    expect((await loginWithKey(box, box.keys.test, where, ['--profile', 'test'])).code).toBe(0);
+    const top = await loginWithKey(box, box.keys.live, where, ['--json']);
+    expect(top.code, top.stderr).toBe(0);
+    expect(top.stderr).toContain(
+      `warning: the default profile test of ${where.configFile} has a key of its own: bds uses that instead of the key just stored at the file's top level`,
+    );
+    expect(top.stderr).toContain(
+      'to use the new key, remove "profile": "test" from the file, or log in with --profile <name>',
+    );
+    expect(top.json()).toMatchObject({ overriddenIn: { profile: 'test' }, defaultProfile: 'test' });
+    const other = await loginWithKey(box, box.keys.live, where, ['--profile', 'prod']);
+    expect(other.code, other.stderr).toBe(0);
+    expect(other.stderr).toContain(
+      'commands use this key with --profile prod (or BDS_PROFILE=prod); without, the default profile test',
+    );
+    const res = await run(['logout'], { home: where.home, env: where.env });
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stdout).toBe(`Removed the key from ${where.configFile}.\n`);
+    expect(res.stderr).toContain(
+      `warning: bds still has a key, from the profile test of ${where.configFile}: remove it too with bds logout --profile test`,
+    );
+    expect(res.stderr).not.toContain('bds did not store it');
   });
 
   it('with no config file at all: nothing to remove, exit 0, no file made', async () => {
@@ -383,6 +466,41 @@ describe.skipIf(!hasScript)('bds login on a real terminal', () => {
     // Neither the terminal's echo nor readline's showed a single character of it.
     expect(screen).not.toContain(box.keys.live.slice('svc_live_'.length));
     expect(readJson(where.configFile)).toEqual({ apiKey: box.keys.live, baseUrl: box.baseUrl });
+  });
+
+  it('--with-key on a terminal asks for the key without echo', async () => {
+    const box = await sandbox();
+    const where = freshHome();
+    const { code, screen } = await onTerminal(
+      { HOME: where.home, BDS_BASE_URL: box.baseUrl, ...where.env },
+      ['login', '--with-key'],
+      [[/not shown as you type\): /, `${box.keys.live}\r`]],
+    );
+    expect(code, screen).toBe(0);
+    expect(screen).toContain('Organization:  Sandbox Seller');
+    expect(screen).not.toContain(box.keys.live.slice('svc_live_'.length));
+    expect(readJson(where.configFile)).toEqual({ apiKey: box.keys.live, baseUrl: box.baseUrl });
+  });
+
+  it('a base URL that will be refused is said before the key is asked for', async () => {
+    const where = freshHome();
+    const typed = await onTerminal(
+      { HOME: where.home, ...where.env },
+      ['login'],
+      [[/Base URL of the API: /, 'http://api.example.com\r']],
+    );
+    expect(typed.code, typed.screen).toBe(2);
+    expect(typed.screen).toContain('the base URL from the prompt uses http:// for a host that is not this machine');
+    expect(typed.screen).not.toContain('API key (');
+    const set = await onTerminal(
+      { HOME: where.home, BDS_BASE_URL: 'http://api.example.com', ...where.env },
+      ['login'],
+      [],
+    );
+    expect(set.code, set.screen).toBe(2);
+    expect(set.screen).toContain('the base URL from BDS_BASE_URL uses http://');
+    expect(set.screen).not.toContain('API key (');
+    expect(existsSync(where.configFile)).toBe(false);
   });
 
   it('Ctrl-C at the key prompt: exit 130, nothing written', async () => {

@@ -2,8 +2,9 @@
 // the user's config file, and removed from it again. The key itself comes from the caller (the CLI's prompt
 // or standard input); it is never an argument and never shown.
 
-import type { MeResponse } from './api/types.js';
-import { AuthError, UsageError } from './errors.js';
+import { API_PREFIX, type MeResponse } from './api/types.js';
+import { isObject } from './guards.js';
+import { ApiError, AuthError, UsageError } from './errors.js';
 import type { Operation } from './operation.js';
 import { loadConfigFile } from './settings/config-file.js';
 import {
@@ -14,7 +15,14 @@ import {
   type Settings,
   type Sourced,
 } from './settings/settings.js';
-import { linesToAdd, removeKey, storeKey, userConfigTarget, type KeyPlace } from './settings/user-config.js';
+import {
+  linesToAdd,
+  readUserConfig,
+  removeKey,
+  storeKey,
+  userConfigTarget,
+  type KeyPlace,
+} from './settings/user-config.js';
 
 /** Where a login would store the key, and the base URL the usual settings give (else the CLI asks for one). */
 export interface LoginPlan {
@@ -26,7 +34,7 @@ export interface LoginPlan {
 /** Checks that the key can be stored (before anyone types it); a file bds does not rewrite is exit 2. */
 export async function planLogin(op: Operation): Promise<LoginPlan> {
   const place = keyPlace(op);
-  const current = op.withFlags({ newProfile: true });
+  const current = op.withFlags({ newProfile: true, keyFileWarns: true });
   await current.announceSettings();
   const settings = await current.settings();
   const target = targetOf(op);
@@ -58,7 +66,26 @@ export type LoginResult = MeResponse & {
   madeDefault: boolean;
   /** Where a key comes from that wins over the stored one (BDS_API_KEY, a key file, a nearer config file), if any. */
   overriddenBy: string | null;
+  /** When that key is in the same file (its default profile's, say): where in it; else null. */
+  overriddenIn: KeyIn | null;
+  /** The file's default profile (`profile`) after the login; null for none. */
+  defaultProfile: string | null;
 };
+
+/** A place in the user's config file: its top level (profile null) or a profile. */
+export interface KeyIn {
+  profile: string | null;
+}
+
+/**
+ * The base URL a login will use, checked (the CLI does so before asking for the key): the one typed at the
+ * prompt, else the usual settings'.
+ */
+export function checkBaseUrl(typed: string | undefined, plan: LoginPlan): URL {
+  const setting =
+    typed?.trim() && typed.trim() !== plan.baseUrl?.value ? { value: typed.trim(), from: 'the prompt' } : plan.baseUrl;
+  return requireBaseUrl({ baseUrl: setting });
+}
 
 export async function login(op: Operation, options: LoginOptions): Promise<LoginResult> {
   const plan = options.plan ?? (await planLogin(op));
@@ -71,12 +98,9 @@ export async function login(op: Operation, options: LoginOptions): Promise<Login
       { hint: 'copy the key from the portal (Settings, API keys)' },
     );
   }
-  const baseUrlSetting = options.baseUrl?.trim()
-    ? { value: options.baseUrl.trim(), from: options.keyFrom }
-    : plan.baseUrl;
   // The key's form first, then the base URL, then the API: nothing is written until all three agree.
   const key = requireApiKey({ apiKey: { value: lines[0]!, from: options.keyFrom } });
-  const baseUrl = requireBaseUrl({ baseUrl: baseUrlSetting });
+  const baseUrl = checkBaseUrl(options.baseUrl, plan);
   const checked = op.withFlags({ apiKey: key.key, baseUrl: baseUrl.href, newProfile: true });
   const api = await checked.client();
   let me: MeResponse;
@@ -88,6 +112,14 @@ export async function login(op: Operation, options: LoginOptions): Promise<Login
       throw new AuthError(error.message, {
         hint: `the API refused this key: copy it again from the portal, and check that it is for ${baseUrl.origin}`,
         cause: error,
+        request: error.request,
+      });
+    }
+    // bds puts /api/v1 before each path itself: a base URL that ends with it asks for /api/v1/api/v1/me.
+    if (error instanceof ApiError && error.status === 404 && baseUrl.pathname.endsWith(API_PREFIX)) {
+      throw new ApiError(error.message, error.request, {
+        code: error.code,
+        hint: `leave ${API_PREFIX} out of the base URL, which bds adds itself: ${baseUrl.origin}${baseUrl.pathname.slice(0, -API_PREFIX.length)}`,
       });
     }
     throw error;
@@ -96,26 +128,48 @@ export async function login(op: Operation, options: LoginOptions): Promise<Login
   }
   const shownUrl = baseUrl.toString().replace(/\/$/, '');
   const place = { profile: plan.profile };
-  const { madeDefault } = storeKey(plan.file, place, { apiKey: key.key, baseUrl: shownUrl }, op.runtime.platform);
+  const { madeDefault, defaultProfile } = storeKey(
+    plan.file,
+    place,
+    { apiKey: key.key, baseUrl: shownUrl },
+    op.runtime.platform,
+  );
+  const after = await settingsNow(op);
+  const overriddenBy = overriding(after, plan.file, place);
   return {
     ...me,
     baseUrl: shownUrl,
     configFile: plan.file,
     profile: plan.profile ?? null,
     madeDefault,
-    overriddenBy: await overriding(op, plan.file, place),
+    overriddenBy,
+    overriddenIn: overriddenBy === null ? null : keyIn(after, plan.file),
+    defaultProfile: defaultProfile ?? null,
   };
 }
 
 /**
- * What the next command will take its key from instead of the one just stored: BDS_API_KEY, a key file, or a
- * config file the search finds first (in the working folder or above), which wins whole, key or not.
+ * What the next command will take its key from instead of the one just stored: BDS_API_KEY, a key file, a
+ * config file the search finds first (in the working folder or above), which wins whole, key or not, or the
+ * same file's default profile.
  */
-async function overriding(op: Operation, file: string, place: KeyPlace): Promise<string | null> {
-  const after = await settingsNow(op);
+function overriding(after: Settings | undefined, file: string, place: KeyPlace): string | null {
   if (!after) return null;
   if (after.apiKey && after.apiKey.from !== storedFrom(file, place)) return after.apiKey.from;
   return after.configFile !== undefined && after.configFile !== file ? `config file ${after.configFile}` : null;
+}
+
+/** Where in the user's config file `file` the key the settings use is stored; null when it comes from elsewhere. */
+function keyIn(settings: Settings | undefined, file: string): KeyIn | null {
+  const from = settings?.apiKey?.from;
+  const top = storedFrom(file, { profile: undefined });
+  if (from === undefined || (from !== top && !from.startsWith(`${top} (profile: `))) return null;
+  // A profile without a key of its own takes the top level's, under the profile's name.
+  const profile = settings?.profile?.value;
+  const profiles = readUserConfig(file).profiles;
+  const own =
+    profile !== undefined && isObject(profiles) && isObject(profiles[profile]) && 'apiKey' in profiles[profile];
+  return { profile: own ? profile : null };
 }
 
 /** What `bds logout --json` prints. */
@@ -126,6 +180,8 @@ export interface LogoutResult {
   removed: boolean;
   /** Where the key bds would use now comes from (the environment, a key file, another file), left alone; null for none. */
   remaining: string | null;
+  /** When that key is in the same file (another profile, or its top level): where in it; else null. */
+  remainingIn: KeyIn | null;
 }
 
 export async function logout(op: Operation): Promise<LogoutResult> {
@@ -144,7 +200,13 @@ export async function logout(op: Operation): Promise<LogoutResult> {
     }
   }
   const after = await settingsNow(op);
-  return { configFile: target.file, profile: place.profile ?? null, removed, remaining: after?.apiKey?.from ?? null };
+  return {
+    configFile: target.file,
+    profile: place.profile ?? null,
+    removed,
+    remaining: after?.apiKey?.from ?? null,
+    remainingIn: target.writable ? keyIn(after, target.file) : null,
+  };
 }
 
 /** The profile named by --profile (or the library's option), else BDS_PROFILE; none is the top level. */
@@ -173,7 +235,10 @@ function storedFrom(file: string, place: KeyPlace): string {
 async function settingsNow(op: Operation): Promise<Settings | undefined> {
   const place = keyPlace(op);
   try {
-    return await resolveSettings({ config: op.flags.config, profile: place.profile, newProfile: true }, op.runtime);
+    return await resolveSettings(
+      { config: op.flags.config, profile: place.profile, newProfile: true, keyFileWarns: true },
+      op.runtime,
+    );
   } catch {
     return undefined;
   }

@@ -7,6 +7,8 @@ import type { LoginResult } from '../../core/login.js';
 import { defineCommand } from '../command.js';
 import type { CommonOptions } from '../command.js';
 
+const KEY_PROMPT = 'API key (svc_live_... or svc_test_...; not shown as you type): ';
+
 interface LoginFlags extends CommonOptions {
   withKey?: boolean;
 }
@@ -16,7 +18,7 @@ export default defineCommand<LoginFlags, LoginResult>({
   description: 'check a key against the API and store it in your config file',
   options: [new Option('--with-key', 'read the key from standard input instead of asking for it')],
   async run(op, io, flags) {
-    const { login, planLogin } = await import('../../core/login.js');
+    const { checkBaseUrl, login, planLogin } = await import('../../core/login.js');
     // Nobody types a key that cannot be stored: the file is checked first.
     const plan = await planLogin(op);
     let baseUrl = plan.baseUrl?.value;
@@ -25,6 +27,12 @@ export default defineCommand<LoginFlags, LoginResult>({
         throw new UsageError('no base URL: with --with-key, name it with --base-url or BDS_BASE_URL', {
           hint: 'bds login --with-key --base-url https://... < key.txt',
         });
+      }
+      checkBaseUrl(baseUrl, plan);
+      // A key pasted at a terminal would show in clear (scrollback, a shared screen): read there without echo.
+      if (io.canAsk) {
+        const keyText = await io.ask(KEY_PROMPT, { signal: op.signal, secret: true });
+        return login(op, { keyText, keyFrom: 'the prompt', baseUrl, plan });
       }
       return login(op, { keyText: await io.readInput(), keyFrom: 'standard input', baseUrl, plan });
     }
@@ -35,16 +43,28 @@ export default defineCommand<LoginFlags, LoginResult>({
     }
     const ask = { signal: op.signal, secret: false };
     if (baseUrl === undefined) baseUrl = await io.ask('Base URL of the API: ', ask);
-    const keyText = await io.ask('API key (svc_live_... or svc_test_...; not shown as you type): ', {
-      ...ask,
-      secret: true,
-    });
+    // A base URL that will be refused is said before anyone types a key for it.
+    checkBaseUrl(baseUrl, plan);
+    const keyText = await io.ask(KEY_PROMPT, { ...ask, secret: true });
     return login(op, { keyText, keyFrom: 'the prompt', baseUrl, plan });
   },
   print(io, result) {
     if (result.key.mode === 'test') io.notice('this is a test key: its batches never become billable');
-    if (result.overriddenBy) {
+    if (result.overriddenIn?.profile) {
+      // The same file, whose default profile has a key of its own.
+      io.warn(
+        `the default profile ${result.overriddenIn.profile} of ${result.configFile} has a key of its own: bds uses that instead of the key just stored at the file's top level`,
+      );
+      io.notice(
+        `to use the new key, remove "profile": "${result.overriddenIn.profile}" from the file, or log in with --profile <name>`,
+      );
+    } else if (result.overriddenBy) {
       io.warn(`${result.overriddenBy} comes before ${result.configFile}: bds uses that instead of the key just stored`);
+    } else if (result.profile !== null && result.defaultProfile !== result.profile) {
+      const otherwise = result.defaultProfile === null ? '' : `; without, the default profile ${result.defaultProfile}`;
+      io.notice(
+        `commands use this key with --profile ${result.profile} (or BDS_PROFILE=${result.profile})${otherwise}`,
+      );
     }
     const where =
       result.profile === null ? '' : ` (profile: ${result.profile}${result.madeDefault ? ', now the default' : ''})`;

@@ -13,8 +13,17 @@ export default defineCommand<CommonOptions, LogoutResult>({
   },
   print(io, result) {
     const where = `${result.configFile}${result.profile === null ? '' : ` (profile: ${result.profile})`}`;
-    if (result.remaining)
+    if (result.remainingIn) {
+      // Stored by an earlier login, in the same file: named with the logout that removes it.
+      const { profile } = result.remainingIn;
+      const place =
+        profile === null ? `the top level of ${result.configFile}` : `the profile ${profile} of ${result.configFile}`;
+      io.warn(
+        `bds still has a key, from ${place}: remove it too with bds logout${profile === null ? '' : ` --profile ${profile}`}`,
+      );
+    } else if (result.remaining) {
       io.warn(`bds still has a key, from ${result.remaining}: left alone, since bds did not store it`);
+    }
     io.result(result, () => (result.removed ? `Removed the key from ${where}.` : `No key to remove in ${where}.`));
   },
 });

@@ -30,6 +30,8 @@ export interface SettingsFlags {
    * --profile <new>`, which is about to write it).
    */
   newProfile?: boolean | undefined;
+  /** A key file that cannot be used is a warning, not an error (`bds login`, which brings its own key). */
+  keyFileWarns?: boolean | undefined;
 }
 
 export interface SettingsEnvironment {
@@ -90,20 +92,30 @@ export async function resolveSettings(flags: SettingsFlags, where: SettingsEnvir
   );
   const fromFile = configValues(file, profile?.value, flags.newProfile === true);
   const warnings: SettingsWarning[] = [...search.warnings];
+  const keyFile = (name: string | undefined, relativeTo: string, named: string): Sourced<string> | undefined => {
+    try {
+      return readKeyFile(name, relativeTo, named, where.platform, warnings);
+    } catch (error) {
+      if (!flags.keyFileWarns || !(error instanceof AuthError)) throw error;
+      warnings.push({
+        message: error.message,
+        hint: `other commands fail on it until ${named} is fixed or removed`,
+      });
+      return undefined;
+    }
+  };
 
   const apiKey =
     pick<string>(
       [flags.apiKey?.trim() || undefined, 'the apiKey option'],
       [env.BDS_API_KEY?.trim() || undefined, 'BDS_API_KEY'],
     ) ??
-    readKeyFile(nonEmpty(env.BDS_API_KEY_FILE), where.cwd, 'BDS_API_KEY_FILE', where.platform, warnings) ??
+    keyFile(nonEmpty(env.BDS_API_KEY_FILE), where.cwd, 'BDS_API_KEY_FILE') ??
     (fromFile.values.apiKey?.trim() ? { value: fromFile.values.apiKey.trim(), from: fromFile.from } : undefined) ??
-    readKeyFile(
+    keyFile(
       nonEmpty(fromFile.values.apiKeyFile),
       file ? path.dirname(file.path) : where.cwd,
       `apiKeyFile in ${fromFile.from}`,
-      where.platform,
-      warnings,
     );
   const early = monitoringSettings(flags, where);
   const configMetrics = nonEmpty(fromFile.values.metricsFile);
@@ -175,11 +187,17 @@ export function requireApiKey(settings: Pick<Settings, 'apiKey'>): ApiKey {
   const mode = (Object.keys(KEY_PREFIXES) as KeyMode[]).find(
     (m) => value.startsWith(KEY_PREFIXES[m]) && value.length > KEY_PREFIXES[m].length,
   );
-  // Only printable ASCII without spaces can go into a header; anything else is not a key.
-  if (!mode || !/^[\x21-\x7e]+$/.test(value)) {
+  if (!mode) {
     throw new AuthError(`the API key from ${from} is malformed: a key starts with svc_live_ or svc_test_`, {
       hint: 'copy the key again from the portal (Settings, API keys)',
     });
+  }
+  // Only printable ASCII without spaces can go into a header; anything else is not a key.
+  if (!/^[\x21-\x7e]+$/.test(value)) {
+    throw new AuthError(
+      `the API key from ${from} is malformed: it holds a space or a control character, which no key has`,
+      { hint: 'copy the key again from the portal (Settings, API keys), on one line and nothing else' },
+    );
   }
   return { key: value, mode, from };
 }

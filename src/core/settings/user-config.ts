@@ -90,6 +90,8 @@ export function readUserConfig(file: string): Record<string, unknown> {
 export interface StoredKey {
   /** The profile became the file's default (`profile`): the file had no key at its top level and no default. */
   madeDefault: boolean;
+  /** The file's default profile after the change, if it has one. */
+  defaultProfile: string | undefined;
 }
 
 /** Puts the key and base URL at the top level or under `profiles.<name>`, keeping everything else. */
@@ -115,7 +117,7 @@ export function storeKey(
     }
   }
   writeUserConfig(file, config, platform, onStep);
-  return { madeDefault };
+  return { madeDefault, defaultProfile: typeof config.profile === 'string' ? config.profile : undefined };
 }
 
 /** Removes the key (not a key file) of the top level or a profile; false when there was none. */
