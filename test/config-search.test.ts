@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CONFIG_KEYS } from '../src/core/settings/config-file.js';
-import { run, sandbox, tempDir } from './helpers.js';
+import { run, sandbox, spawnCli, tempDir } from './helpers.js';
 
 /** A listener that records what reaches it: where a stolen key would go. */
 const traps: http.Server[] = [];
@@ -120,6 +120,73 @@ describe.skipIf(process.getuid?.() !== 0)('a config file another user owns', () 
     const chosen = await run(['whoami', '--json', '--config', named], { home, uid: ME });
     expect(chosen.code, chosen.stderr).toBe(0);
     expect(chosen.json().keySource).toBe(`config file ${named}`);
+  });
+});
+
+describe('a config file that exists but cannot be read', () => {
+  it('a folder in its place: exit 2 naming it, never passed over for the next file', async () => {
+    const box = await sandbox();
+    const { home, env } = homeWithUserConfig({ baseUrl: box.baseUrl });
+    const folder = path.join(home, '.bdsrc.json');
+    mkdirSync(folder);
+    const res = await run(['whoami'], { home, env: { ...env, BDS_API_KEY: box.keys.live } });
+    expect(res.code).toBe(2);
+    expect(res.stderr).toMatch(new RegExp(`^bds: cannot read the config file ${folder}: it is a folder$`, 'm'));
+    expect(box.requests).toHaveLength(0);
+  });
+
+  describe.skipIf(process.getuid?.() !== 0)('as a user who may not read it', () => {
+    // Tests run as root, who reads anything: bds is spawned as nobody (uid 65534) to be refused.
+    const NOBODY = 65534;
+    function homeOfNobody(): { home: string; userConfig: string; env: Record<string, string> } {
+      const home = tempDir('bds-nobody-');
+      const userConfig = path.join(home, '.config', 'bds', 'config.json');
+      mkdirSync(path.dirname(userConfig), { recursive: true });
+      writeFileSync(userConfig, JSON.stringify({ baseUrl: 'http://127.0.0.1:9', sourceId: 'src_user' }));
+      for (const dir of [home, path.join(home, '.config'), path.dirname(userConfig), userConfig]) {
+        chownSync(dir, NOBODY, NOBODY);
+      }
+      return { home, userConfig, env: { HOME: home, XDG_CONFIG_HOME: path.join(home, '.config') } };
+    }
+
+    it('mode 000, or in a folder sudo made: exit 2 naming the file and the reason; a fail line in doctor', async () => {
+      const { home, userConfig, env } = homeOfNobody();
+      chmodSync(userConfig, 0o000);
+      const whoami = await spawnCli(['whoami'], { env, uid: NOBODY });
+      expect(whoami.code).toBe(2);
+      expect(whoami.stderr).toContain(`bds: cannot read the config file ${userConfig}: permission denied`);
+      expect(whoami.stderr).not.toContain('no base URL');
+      const doctor = await spawnCli(['doctor', '--json'], { env, uid: NOBODY });
+      expect(doctor.code).toBe(2);
+      expect(JSON.parse(doctor.stdout).checks).toContainEqual(
+        expect.objectContaining({
+          status: 'fail',
+          message: `cannot read the config file ${userConfig}: permission denied`,
+        }),
+      );
+      // `sudo bds login` on a home without ~/.config/bds: the folder is root's, 0700.
+      chmodSync(userConfig, 0o600);
+      chownSync(path.dirname(userConfig), 0, 0);
+      chmodSync(path.dirname(userConfig), 0o700);
+      const sudo = await spawnCli(['whoami'], { env, uid: NOBODY, cwd: home });
+      expect(sudo.code).toBe(2);
+      expect(sudo.stderr).toContain(
+        `bds: cannot look in the config folder ${path.dirname(userConfig)}: permission denied`,
+      );
+    });
+
+    it("an unreadable .bdsrc.json is not skipped for the user's own config file", async () => {
+      const { home, env } = homeOfNobody();
+      const project = path.join(home, 'project');
+      mkdirSync(project);
+      chownSync(project, NOBODY, NOBODY);
+      const nearer = path.join(project, '.bdsrc.json');
+      writeFileSync(nearer, JSON.stringify({ sourceId: 'src_project' }), { mode: 0o000 });
+      chownSync(nearer, NOBODY, NOBODY);
+      const res = await spawnCli(['whoami'], { env, uid: NOBODY, cwd: project });
+      expect(res.code).toBe(2);
+      expect(res.stderr).toContain(`bds: cannot read the config file ${nearer}: permission denied`);
+    });
   });
 });
 

@@ -210,6 +210,8 @@ export function spawnCli(
     stdoutFd?: number;
     /** Piped into the CLI's stdin; default none (stdin is /dev/null). */
     input?: string;
+    /** Run as this user (and group of the same number); the tests run as root to do so. */
+    uid?: number;
   } = {},
 ): Promise<SpawnResult> {
   const home = options.env?.HOME ?? tempDir('bds-home-');
@@ -217,6 +219,7 @@ export function spawnCli(
     cwd: options.cwd ?? home,
     env: { PATH: process.env.PATH ?? '', HOME: home, ...options.env },
     stdio: [options.input === undefined ? 'ignore' : 'pipe', options.stdoutFd ?? 'pipe', 'pipe'],
+    ...(options.uid === undefined ? {} : { uid: options.uid, gid: options.uid }),
   });
   if (options.input !== undefined) child.stdin?.end(options.input);
   const output = collectOutput(child);

@@ -267,6 +267,22 @@ describe('naming the config file', () => {
     expect(found.stderr).not.toContain('leaked_secret');
   });
 
+  it('a JSON syntax error names its line and column, as YAML does; the text around it is never shown', async () => {
+    const secret = 'svc_live_leaked_secret_0a1b2c3d4e5f';
+    const cases: Array<[string, string, string]> = [
+      ['a.json', `{\n  "apiKey": "${secret}",\n  "baseUrl": x\n}\n`, '(line 3, column 14)'],
+      ['b.json', `{\n  "apiKey": "${secret}",\n}\n`, '(line 3, column 1)'],
+      ['c.json', `{\n  "apiKey": "${secret}"\n  "sourceId": "src_1"\n}\n`, '(line 3, column 3)'],
+      ['d.yaml', `apiKey: "${secret}\nbaseUrl: [\n`, '(line 3, column 1)'],
+    ];
+    for (const [name, text, where] of cases) {
+      const file = writeConfig(path.join(tempDir(), name), text);
+      const res = await run(['whoami', '--config', file]);
+      expectUsageError(res, `cannot read the config file ${file}: not valid JSON or YAML ${where}`);
+      expect(`${res.stdout}${res.stderr}`).not.toContain('leaked_secret');
+    }
+  });
+
   it('found by the search and broken: exit 2 naming it, and no text of it in any output, --json and --verbose included', async () => {
     const secret = 'svc_live_leaked_secret_0a1b2c3d4e5f';
     const home = tempDir();

@@ -6,13 +6,14 @@
 // error handling (a broken package.json crashed bds with the file's text, key included, in the message),
 // and takes its global folder from process.env; bds must read only what its caller hands it.
 
-import { promises as fs, readFileSync, statSync } from 'node:fs';
+import { accessSync, constants, promises as fs, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { errnoCode, isObject } from '../guards.js';
 import { UsageError } from '../errors.js';
 import { pathsOf, type Platform } from '../platform.js';
 import type { Env } from '../runtime.js';
 import { userConfigFolder } from './dirs.js';
+import { jsonErrorAt } from './json-error.js';
 import { closestName, shownText, type SettingsWarning } from './text.js';
 
 export const CONFIG_KEYS = [
@@ -66,8 +67,11 @@ const GLOBAL_PLACES = [
   'config.yml',
   ...CODE_EXTENSIONS.map((ext) => `config${ext}`),
 ];
-/** A search place that cannot be read as a file is passed over, as cosmiconfig does. */
-const NOT_A_FILE = new Set(['ENOENT', 'EISDIR', 'ENOTDIR', 'EACCES']);
+/**
+ * A search place that does not exist is passed over. One that exists but cannot be read (permissions, a folder
+ * in its place) is an error: passed over, it would let the next file found, or none, decide silently.
+ */
+const ABSENT = new Set(['ENOENT', 'ENOTDIR']);
 
 export interface ConfigSearch {
   /** From --config or BDS_CONFIG: names one file and disables the search. */
@@ -95,17 +99,18 @@ export async function loadConfigFile(search: ConfigSearch): Promise<ConfigSearch
     try {
       text = await fs.readFile(file, 'utf8');
     } catch (error) {
-      throw new UsageError(`cannot read the config file ${file}: ${describeReadError(error)}`);
+      throw unreadable(file, error);
     }
     return { file: parseConfig(file, await parseSettings(file, text), warnings, search.platform), warnings };
   }
   for (const file of searchPlaces(search)) {
-    let text: string;
+    let text: string | undefined;
     try {
       text = await fs.readFile(file, 'utf8');
     } catch (error) {
-      if (NOT_A_FILE.has(errnoCode(error) ?? '')) continue;
-      throw new UsageError(`cannot read the config file ${file}: ${describeReadError(error)}`);
+      if (ABSENT.has(errnoCode(error) ?? '')) continue;
+      // Another user's file is passed over unread, readable or not (below).
+      if (ownerIfStranger(file, search.uid) === undefined) throw unreadable(file, error);
     }
     if (CODE_EXTENSIONS.includes(path.extname(file))) refuseCode(file);
     const stranger = ownerIfStranger(file, search.uid);
@@ -114,7 +119,7 @@ export async function loadConfigFile(search: ConfigSearch): Promise<ConfigSearch
       // package.json that holds nothing of bds's anyway.
       const foreign =
         path.basename(file) === 'package.json' &&
-        (await parseSettings(file, text).catch(() => undefined)) === undefined;
+        (text === undefined || (await parseSettings(file, text).catch(() => undefined)) === undefined);
       if (!foreign) {
         warnings.push({
           message: `ignoring the config file ${file}: it belongs to ${stranger}, not to you or root`,
@@ -123,7 +128,7 @@ export async function loadConfigFile(search: ConfigSearch): Promise<ConfigSearch
       }
       continue;
     }
-    const settings = await parseSettings(file, text);
+    const settings = await parseSettings(file, text!);
     // An empty file, or a package.json without a "bds" key, is no config file of bds's.
     if (settings === undefined) continue;
     return { file: parseConfig(file, settings, warnings, search.platform), warnings };
@@ -195,7 +200,7 @@ async function parseSettings(file: string, text: string): Promise<unknown> {
     const load = extension === '.json' ? defaultLoaders['.json'] : defaultLoaders['.yaml'];
     value = await load(file, content);
   } catch (error) {
-    throw new UsageError(`cannot read the config file ${file}: ${describeParseError(error)}`);
+    throw new UsageError(`cannot read the config file ${file}: ${describeParseError(error, extension, content)}`);
   }
   const settings = path.basename(file) === 'package.json' ? (isObject(value) ? value.bds : undefined) : value;
   // cosmiconfig would merge files named in `$import`: settings (a key among them) from a file nobody checked
@@ -287,6 +292,33 @@ function pickValues(file: string, raw: unknown, prefix: string): ConfigValues {
   return values;
 }
 
+function unreadable(file: string, error: unknown): UsageError {
+  const code = errnoCode(error);
+  if (code === 'EACCES' && !canLookIn(path.dirname(file))) {
+    // Which config file the folder holds cannot be known; whichever it is, it would be skipped.
+    return new UsageError(`cannot look in the config folder ${path.dirname(file)}: permission denied`, {
+      hint: 'make it readable to you, e.g. chown it to yourself if sudo made it, or move it aside',
+    });
+  }
+  return new UsageError(`cannot read the config file ${file}: ${describeReadError(error)}`, {
+    hint:
+      code === 'EACCES'
+        ? 'make it (and its folder) readable to you, e.g. chown it to yourself if sudo wrote it, or move it aside'
+        : code === 'ENOENT' || code === undefined
+          ? undefined
+          : 'bds takes the first config file it finds: make it a readable file, or move it aside',
+  });
+}
+
+function canLookIn(dir: string): boolean {
+  try {
+    accessSync(dir, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function describeReadError(error: unknown): string {
   const code = errnoCode(error);
   if (code === 'ENOENT') return 'no such file';
@@ -296,8 +328,9 @@ function describeReadError(error: unknown): string {
 }
 
 /** Parser messages quote the offending text, which may be the key itself: keep only where it is. */
-function describeParseError(error: unknown): string {
+function describeParseError(error: unknown, extension: string, content: string): string {
   const message = error instanceof Error ? error.message : String(error);
-  const where = /line (\d+)/i.exec(message) ?? /\((\d+):\d+\)/.exec(message);
-  return `not valid JSON or YAML${where ? ` (near line ${where[1]})` : ''}`;
+  const yaml = /\((\d+):(\d+)\)/.exec(message);
+  const where = extension === '.json' ? jsonErrorAt(content) : yaml ? { line: yaml[1], column: yaml[2] } : undefined;
+  return `not valid JSON or YAML${where ? ` (line ${where.line}, column ${where.column})` : ''}`;
 }

@@ -11,6 +11,7 @@ import { writeFileAtomic, type WriteStep } from '../files.js';
 import type { Platform } from '../platform.js';
 import { USER_CONFIG_NAMES } from './config-file.js';
 import { userConfigFolder, type Place } from './dirs.js';
+import { jsonErrorAt } from './json-error.js';
 
 /** Where a key is stored, or why it cannot be: the file exists in a form bds does not rewrite. */
 export type UserConfigTarget =
@@ -77,8 +78,10 @@ export function readUserConfig(file: string): Record<string, unknown> {
   try {
     value = JSON.parse(content);
   } catch {
-    // Its text may hold a key: never shown.
-    throw new UsageError(`the config file ${file} is not valid JSON; bds does not rewrite it`, {
+    // Its text may hold a key: never shown, only where it breaks.
+    const where = jsonErrorAt(content);
+    const at = where ? ` (line ${where.line}, column ${where.column})` : '';
+    throw new UsageError(`the config file ${file} is not valid JSON${at}; bds does not rewrite it`, {
       hint: 'fix it (or move it aside) and run the command again',
     });
   }
