@@ -1,7 +1,7 @@
 // Settings: flags over environment over the config file; key files; finding, naming and refusing config files;
 // profiles; the warning for a config file that others can read.
 
-import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cacheDir, stateDir, userConfigFolder } from '../src/core/settings/dirs.js';
@@ -453,6 +453,68 @@ describe('XDG folders', () => {
     expect(
       readdirSync(path.join(home, '.local', 'state', 'bds', 'deliveries')).filter((f) => f.endsWith('.json')),
     ).toHaveLength(1);
+  });
+
+  it('a HOME that does not exist is never created: one line naming HOME and the XDG variables', async () => {
+    const box = await sandbox();
+    const home = path.join(tempDir(), 'nonexistent');
+    const cwd = tempDir();
+    const { dir } = makeFolder();
+    const env = { BDS_BASE_URL: box.baseUrl, BDS_API_KEY: box.keys.test };
+    const args = ['deliver', dir, '--period', '2024-05', '--source', newSource(box)];
+    const refused = await run(args, { home, cwd, env });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(
+      `bds: the home folder ${home} (HOME) does not exist, and bds does not create it: set HOME to an existing ` +
+        'folder, or XDG_STATE_HOME, XDG_CACHE_HOME and XDG_CONFIG_HOME to folders bds may write\n',
+    );
+    expect(existsSync(home)).toBe(false);
+    const login = await run(['login', '--with-key'], {
+      home,
+      cwd,
+      env: { BDS_BASE_URL: box.baseUrl, XDG_CONFIG_HOME: '' },
+      stdin: box.keys.test,
+    });
+    expect(login.code).toBe(2);
+    expect(login.stderr).toContain(`bds: the home folder ${home} (HOME) does not exist`);
+    expect(existsSync(home)).toBe(false);
+    // check remembers its pass in the cache folder, when it can make one without making a home.
+    const checked = await run(['check', dir, '--period', '2024-05'], { home, cwd });
+    expect(checked.code, checked.stderr).toBe(0);
+    expect(existsSync(home)).toBe(false);
+    // With the XDG folders elsewhere, bds works and still makes no home.
+    const xdg = tempDir();
+    const elsewhere = { XDG_STATE_HOME: path.join(xdg, 'state'), XDG_CACHE_HOME: path.join(xdg, 'cache') };
+    const delivered = await run(args, { home, cwd, env: { ...env, ...elsewhere } });
+    expect(delivered.code, delivered.stderr).toBe(0);
+    expect(existsSync(home)).toBe(false);
+    expect(existsSync(path.join(xdg, 'state', 'bds', 'deliveries'))).toBe(true);
+  });
+
+  it('a folder that cannot be made is reported with the error of the level that failed, not ENOENT', async () => {
+    const box = await sandbox();
+    const xdg = tempDir();
+    // A link to nowhere where the folder should be: mkdir says EEXIST; Node's recursive mkdir said ENOENT.
+    symlinkSync(path.join(xdg, 'gone'), path.join(xdg, 'state'));
+    symlinkSync(path.join(xdg, 'gone'), path.join(xdg, 'config'));
+    const { dir } = makeFolder();
+    const res = await run(['deliver', dir, '--period', '2024-05', '--source', newSource(box)], {
+      home: tempDir(),
+      env: { BDS_BASE_URL: box.baseUrl, BDS_API_KEY: box.keys.test, XDG_STATE_HOME: path.join(xdg, 'state') },
+    });
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain(
+      `bds: cannot write the delivery records in ${path.join(xdg, 'state', 'bds', 'deliveries')} (EEXIST)`,
+    );
+    const login = await run(['login', '--with-key'], {
+      home: tempDir(),
+      env: { BDS_BASE_URL: box.baseUrl, XDG_CONFIG_HOME: path.join(xdg, 'config') },
+      stdin: box.keys.test,
+    });
+    expect(login.code).toBe(2);
+    expect(login.stderr).toContain(
+      `bds: cannot write the config file ${path.join(xdg, 'config', 'bds', 'config.json')} (EEXIST)`,
+    );
   });
 
   it('a relative XDG_CONFIG_HOME is not searched; ~/.config/bds is', async () => {

@@ -5,7 +5,7 @@
 // folder: not Windows, whose NTFS journals the rename itself).
 
 import { randomUUID } from 'node:crypto';
-import { closeSync, fsyncSync, linkSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import type { Platform } from './platform.js';
 
@@ -115,5 +115,42 @@ export function flushFolder(dir: string, platform: Platform): boolean {
     throw error;
   } finally {
     closeSync(fd);
+  }
+}
+
+/**
+ * Makes a folder and those above it that are missing, one at a time, top down: Node's recursive mkdir reports
+ * ENOENT when a level fails with another error (EIO, say), and this throws that error.
+ */
+export function makeFolders(dir: string, mode: number): void {
+  const missing: string[] = [];
+  for (let at = path.resolve(dir); !exists(at); at = path.dirname(at)) {
+    missing.unshift(at);
+    if (path.dirname(at) === at) break;
+  }
+  for (const folder of missing) {
+    try {
+      mkdirSync(folder, { mode });
+    } catch (error) {
+      // Made meanwhile by another process: as good. Anything else there (a link to nowhere) is the error.
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || !isFolder(folder)) throw error;
+    }
+  }
+}
+
+function exists(file: string): boolean {
+  try {
+    statSync(file);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function isFolder(file: string): boolean {
+  try {
+    return statSync(file).isDirectory();
+  } catch {
+    return false;
   }
 }

@@ -7,6 +7,7 @@ import { isObject } from './guards.js';
 import { ApiError, AuthError, UsageError } from './errors.js';
 import type { Operation } from './operation.js';
 import { loadConfigFile } from './settings/config-file.js';
+import { requireHomeFor } from './settings/dirs.js';
 import {
   keyLines,
   requireApiKey,
@@ -43,6 +44,7 @@ export async function planLogin(op: Operation): Promise<LoginPlan> {
       hint: `add these settings to it yourself, with your key:\n${linesToAdd(target.file, place, settings.baseUrl?.value)}`,
     });
   }
+  requireHomeFor(target.file, op.runtime.homedir);
   return { file: target.file, profile: place.profile, baseUrl: settings.baseUrl };
 }
 

@@ -10,7 +10,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { versions } from 'node:process';
 import { isObject } from '../guards.js';
-import { writeFileAtomic, type WriteStep } from '../files.js';
+import { makeFolders, writeFileAtomic, type WriteStep } from '../files.js';
 import type { Platform } from '../platform.js';
 import { changeSince, type FileStamp } from './file-stamp.js';
 import type { PassFindings } from './pipeline.js';
@@ -70,7 +70,7 @@ export class PassCache {
     const body = { format: PASS_FORMAT, ...stamp, zlib, recordCount, sha256, uploadSize };
     const entry: Entry = { ...body, checksum: checksumOf(body) };
     try {
-      await fs.mkdir(this.dir, { recursive: true, mode: 0o700 });
+      makeFolders(this.dir, 0o700);
       // A torn entry would only be ignored (its checksum fails), but a rename that a power cut undoes could
       // leave an empty file where an entry was: the same careful write as a delivery record's.
       writeFileAtomic(this.entryPath(stamp.path), `${JSON.stringify(entry)}\n`, {

@@ -6,7 +6,7 @@
 import type { BatchListEntry, BatchStatus, Product } from '../api/types.js';
 import { UsageError, type BdsError } from '../errors.js';
 import type { ApiAccess, Operation } from '../operation.js';
-import { stateDir } from '../settings/dirs.js';
+import { requireHomeFor, stateDir } from '../settings/dirs.js';
 import { uploadRate } from '../settings/rate.js';
 import { requireSource } from '../settings/settings.js';
 import { Delivery } from './delivery.js';
@@ -155,8 +155,11 @@ export async function runDelivery(
 ): Promise<DeliverResult | DryRunResult> {
   const { runtime } = op;
   const subject = { period: folder.period, product: folder.product };
-  const records = new RecordStore(stateDir(runtime), runtime.platform);
+  const state = stateDir(runtime);
+  const records = new RecordStore(state, runtime.platform);
   const delivery = { api: access.api, sourceId, ...subject };
+  // Its records and lock need the state folder; a dry run writes nothing.
+  if (!options.dryRun) requireHomeFor(state, runtime.homedir);
   const unlock = options.dryRun
     ? undefined
     : records.inStateFolder(() =>

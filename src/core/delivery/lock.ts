@@ -2,11 +2,11 @@
 // bds processes never deliver the same month at once. A lock whose holder is gone is taken over.
 
 import { randomUUID } from 'node:crypto';
-import { linkSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { linkSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { errnoCode, writerIsRunning } from '../guards.js';
 import { LockedError } from '../errors.js';
-import { whileHeld, writeFileAtomic, type WriteStep } from '../files.js';
+import { makeFolders, whileHeld, writeFileAtomic, type WriteStep } from '../files.js';
 import type { Platform } from '../platform.js';
 import { holdLock } from './held-locks.js';
 
@@ -42,7 +42,7 @@ export interface LockOptions extends LockAttempt {
  * is among the held locks that the entry point releases if it must exit at once.
  */
 export function takeLock(options: LockOptions): () => void {
-  mkdirSync(path.dirname(options.file), { recursive: true, mode: 0o700 });
+  makeFolders(path.dirname(options.file), 0o700);
   const taken = tryLock(options);
   if ('release' in taken) return taken.release;
   const { holder } = taken;

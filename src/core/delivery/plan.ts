@@ -13,7 +13,7 @@ import { diffColumns, schemaColumns, type ColumnDiff, type ColumnEntry } from '.
 import type { FolderCheck } from '../preflight/folder.js';
 import { PassCache } from '../datapass/cache.js';
 import type { DeliveryRecord, RecordStore } from './record-store.js';
-import { cacheDir } from '../settings/dirs.js';
+import { cacheDir, homeAllows } from '../settings/dirs.js';
 import { passOverDataFile, type DataPass } from '../datapass/data-pass.js';
 import { counted } from '../plural.js';
 
@@ -57,7 +57,7 @@ export async function planFolder(
     onRead: (read, total) => op.onEvent({ type: 'reading', ...subject, read, total }),
     copy,
     owner: op.runtime,
-    cache: new PassCache(cacheDir(op.runtime), op.runtime.platform),
+    cache: passCache(op),
     name: folder.dataName,
   });
   const plan = makePlan(folder, pass);
@@ -171,4 +171,10 @@ function canonicalJson(value: unknown): string {
       .join(',')}}`;
   }
   return JSON.stringify(value);
+}
+
+/** Where passes are remembered; none where the cache folder would make a home folder that does not exist. */
+function passCache(op: Operation): PassCache | undefined {
+  const dir = cacheDir(op.runtime);
+  return homeAllows(dir, op.runtime.homedir) ? new PassCache(dir, op.runtime.platform) : undefined;
 }

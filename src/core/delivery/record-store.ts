@@ -4,13 +4,13 @@
 // month's schema can be compared with it. The lock beside it is lock.ts's.
 
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, renameSync } from 'node:fs';
+import { readdirSync, readFileSync, renameSync } from 'node:fs';
 import path from 'node:path';
 import { errnoCode, isObject } from '../guards.js';
 import { BdsError, UsageError } from '../errors.js';
 import type { BatchStatus, KeyMode, UploadTarget } from '../api/types.js';
 import type { ColumnEntry } from '../preflight/columns.js';
-import { writeFileAtomic, type WriteStep } from '../files.js';
+import { makeFolders, writeFileAtomic, type WriteStep } from '../files.js';
 import type { Platform } from '../platform.js';
 import { byMode, completedVersion1, keepOldTestRecord, parseVersion1 } from './old-records.js';
 
@@ -144,7 +144,7 @@ export class RecordStore {
    */
   write(record: DeliveryRecord): void {
     this.inStateFolder(() => {
-      mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+      makeFolders(this.dir, 0o700);
       const file = this.recordPath(record, record.keyMode ?? 'live');
       if (record.keyMode !== 'test') this.moveOldTestRecord(file, this.recordPath(record, 'test'));
       writeFileAtomic(file, `${JSON.stringify(record, null, 2)}\n`, { platform: this.platform, onStep: this.onStep });

@@ -6,6 +6,9 @@
 // on every system where it is set. A relative value is ignored, as the specification says, rather than taken
 // relative to whatever the working folder happens to be.
 
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { UsageError } from '../errors.js';
 import { pathsOf } from '../platform.js';
 import type { Runtime } from '../runtime.js';
 
@@ -41,4 +44,28 @@ export function cacheDir(place: Place): string {
 /** The user's config folder, where the search ends and `bds login` writes. */
 export function userConfigFolder(place: Place): string {
   return pathsOf(place.platform).join(baseDir(place, 'XDG_CONFIG_HOME', 'APPDATA', ['.config']), 'bds');
+}
+
+/**
+ * Refuses to make `dir` where that would make the home folder too: HOME=/nonexistent is how Debian gives a
+ * service user no home, and bds must not create one there.
+ */
+export function requireHomeFor(dir: string, homedir: string): void {
+  const home = path.resolve(homedir);
+  const inside = path.relative(home, path.resolve(dir));
+  if (inside.startsWith('..') || path.isAbsolute(inside) || existsSync(home)) return;
+  throw new UsageError(
+    `the home folder ${home} (HOME) does not exist, and bds does not create it: set HOME to an existing folder, ` +
+      'or XDG_STATE_HOME, XDG_CACHE_HOME and XDG_CONFIG_HOME to folders bds may write',
+  );
+}
+
+/** Whether `dir` can be made without making a home folder that does not exist (see requireHomeFor). */
+export function homeAllows(dir: string, homedir: string): boolean {
+  try {
+    requireHomeFor(dir, homedir);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -3,11 +3,11 @@
 // atomically with mode 0600 in a folder of mode 0700 (on Windows the profile folder's ACL keeps it private). A YAML file there, or a file named by --config or BDS_CONFIG elsewhere, is the user's to
 // edit: bds says what to change in it instead.
 
-import { mkdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { errnoCode, isObject } from '../guards.js';
 import { UsageError } from '../errors.js';
-import { writeFileAtomic, type WriteStep } from '../files.js';
+import { makeFolders, writeFileAtomic, type WriteStep } from '../files.js';
 import type { Platform } from '../platform.js';
 import { USER_CONFIG_NAMES } from './config-file.js';
 import { userConfigFolder, type Place } from './dirs.js';
@@ -146,7 +146,7 @@ function writeUserConfig(
   onStep?: (step: WriteStep) => void,
 ): void {
   try {
-    mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+    makeFolders(path.dirname(file), 0o700);
     writeFileAtomic(file, `${JSON.stringify(config, null, 2)}\n`, { platform, mode: 0o600, onStep });
   } catch (error) {
     throw new UsageError(`cannot write the config file ${file} (${errnoCode(error) ?? 'unwritable'})`, {
