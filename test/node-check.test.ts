@@ -58,7 +58,7 @@ describe('bin/bds.js on an old Node', () => {
 
   it('loads nothing of bds before the check: a bin/ with no dist/ beside it still gets the message', async () => {
     const dir = tempDir();
-    for (const name of ['bds.js', 'answer-quickly.js', 'node-check.js', 'package.json'])
+    for (const name of ['bds.js', 'answer-quickly.js', 'node-check.js', 'compile-cache.js', 'package.json'])
       copyFileSync(path.join(ROOT, 'bin', name), path.join(dir, name));
     const old = await runReporting('20.18.0', path.join(dir, 'bds.js'), ['--help']);
     expect(old.code).toBe(2);

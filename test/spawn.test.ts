@@ -57,7 +57,7 @@ describe('bin/bds.js', () => {
     const dir = tempDir();
     mkdirSync(path.join(dir, 'bin'));
     mkdirSync(path.join(dir, 'dist', 'cli'), { recursive: true });
-    for (const name of ['bds.js', 'answer-quickly.js', 'node-check.js', 'package.json'])
+    for (const name of ['bds.js', 'answer-quickly.js', 'node-check.js', 'compile-cache.js', 'package.json'])
       copyFileSync(path.join(ROOT, 'bin', name), path.join(dir, 'bin', name));
     copyFileSync(
       path.join(ROOT, 'dist', 'cli', 'quick-answers.json'),
