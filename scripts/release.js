@@ -6,9 +6,11 @@
 //                                      file's time in the tarball)
 //   bds-linux-x64, bds-linux-arm64,    the standalone binaries (scripts/build-binary.js); no bds-darwin-arm64:
 //   bds-win-x64.exe, bds-darwin-x64    npm has no Node 26 for it
+//   bds-<version>-oci.tar              the OCI image of both Linux binaries (scripts/build-image.js)
 //   THIRD-PARTY-LICENSES.txt           the licences of Node.js and of every package in the binaries
 //   bds-<version>.sbom.cdx.json        CycloneDX JSON by @cyclonedx/cyclonedx-npm: the runtime dependencies, flat,
-//                                      with their versions and licences, and the Node.js the binaries embed
+//                                      with their versions and licences, the Node.js the binaries embed and
+//                                      the Debian packages in the image
 //   SHA256SUMS                         `cd release && sha256sum -c SHA256SUMS`
 //
 // What would differ between two runs is fixed: the SBOM's time is the commit's (SOURCE_DATE_EPOCH, as
@@ -22,6 +24,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { NODE_LINE, TARGETS, binaryName, buildBinaries } from './build-binary.js';
+import { buildImage } from './build-image.js';
 import { PINNED, nodePackageFromNpm, nodePackageName } from './node-from-npm.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -54,6 +57,14 @@ const tarball = packed[0].filename;
 step(`${tarball}: ${packed[0].files.length} files, ${kB(fs.statSync(path.join(RELEASE, tarball)).size)}`);
 
 await buildBinaries(TARGETS);
+const revision = process.env.SOURCE_REVISION ?? git(['rev-parse', 'HEAD']);
+if (!revision) fail('not a git checkout: set SOURCE_REVISION to the commit being built');
+let image;
+try {
+  image = await buildImage({ version, epoch, revision, arches: ['x64', 'arm64'] });
+} catch (error) {
+  fail(error.message);
+}
 
 // The SBOM.
 const sbomFile = path.join(RELEASE, `bds-${version}.sbom.cdx.json`);
@@ -89,12 +100,13 @@ for (const component of sbom.components) {
 }
 const dependencies = sbom.components.length;
 addNode(sbom);
+addDebianPackages(sbom, image);
 sbom.metadata.timestamp = new Date(epoch * 1000).toISOString().replace(/\.000Z$/, 'Z');
 delete sbom.serialNumber;
 sbom.serialNumber = serialNumberOf(sbom);
 fs.writeFileSync(sbomFile, `${JSON.stringify(sbom, null, 2)}\n`);
 step(
-  `${path.basename(sbomFile)}: ${dependencies} runtime dependencies and Node.js ${PINNED[NODE_LINE].version} (${TARGETS.join(', ')})`,
+  `${path.basename(sbomFile)}: ${dependencies} runtime dependencies, Node.js ${PINNED[NODE_LINE].version} (${TARGETS.join(', ')}) and ${new Set(image.debs.map((d) => d.file)).size} Debian packages`,
 );
 
 // The checksums, of every other file, by name.
@@ -112,6 +124,16 @@ const sums = files
   .join('');
 fs.writeFileSync(path.join(RELEASE, 'SHA256SUMS'), sums);
 process.stdout.write(`\nrelease/SHA256SUMS:\n${sums}`);
+step(`the image's digest (podman load, skopeo inspect): ${image.digest}`);
+const action = fs.readFileSync(path.join(ROOT, 'action.yml'), 'utf8');
+const actionPins = ['bds-linux-x64', 'bds-linux-arm64'].every((file) =>
+  action.includes(`'${sums.match(new RegExp(`^([0-9a-f]{64})  ${file}$`, 'm'))[1]}'`),
+);
+step(
+  actionPins
+    ? `action.yml pins these binaries`
+    : `action.yml does not pin these binaries: before tagging, node scripts/pin-action.js and commit (docs/releasing.md)`,
+);
 step(`release/ written in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 
 /**
@@ -162,6 +184,32 @@ function addNode(bom) {
       properties: [{ name: 'bds:embedded-in', value: binaryName(arch) }],
     });
     const root = bom.dependencies?.find((d) => d.ref === bom.metadata.component['bom-ref']);
+    if (root) root.dependsOn = [...(root.dependsOn ?? []), ref].sort();
+    bom.dependencies?.push({ ref });
+  }
+}
+
+/**
+ * The Debian packages in the image, one component per .deb: the package URL of purl-spec's deb type, the .deb's
+ * SHA-256 as pinned in scripts/build-image.js, and the licence of what the image takes from it.
+ */
+function addDebianPackages(bom, { file, debs }) {
+  const root = bom.dependencies?.find((d) => d.ref === bom.metadata.component['bom-ref']);
+  for (const { pin, file: deb, sha256 } of debs) {
+    const arch = /_([a-z0-9]+)\.deb$/.exec(deb)[1];
+    const ref = `deb:${pin.name}@${pin.version}?arch=${arch}`;
+    if (bom.components.some((c) => c['bom-ref'] === ref)) continue; // an 'all' package, in both images
+    bom.components.push({
+      type: 'library',
+      'bom-ref': ref,
+      name: pin.name,
+      version: pin.version,
+      description: `from the Debian 12 package ${deb}, in release/${file}`,
+      licenses: [{ expression: pin.license }],
+      purl: `pkg:deb/debian/${encodeURIComponent(pin.name)}@${encodeURIComponent(pin.version)}?arch=${arch}&distro=debian-12`,
+      hashes: [{ alg: 'SHA-256', content: sha256 }],
+      properties: [{ name: 'bds:embedded-in', value: file }],
+    });
     if (root) root.dependsOn = [...(root.dependsOn ?? []), ref].sort();
     bom.dependencies?.push({ ref });
   }
