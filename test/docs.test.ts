@@ -39,6 +39,11 @@ const OTHER_TOOLS = new Set([
   'systemctl', // systemctl enable --now
   'journalctl',
   'docker',
+  'podman',
+  'skopeo',
+  'kubectl',
+  'install', // install -m 755
+  'apt-get',
   'ssh',
   'date',
   'scrub', // the seller's own scrubber in the GitHub Actions recipe: ./scrub --month --out
