@@ -32,7 +32,7 @@ import { cacheDir } from './node-from-npm.js';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const RELEASE = path.join(ROOT, 'release');
 const MIRRORS = ['https://deb.debian.org/debian', 'https://deb.debian.org/debian-security'];
-export const USER = { name: 'bds', uid: 10001, home: '/home/bds' };
+const USER = { name: 'bds', uid: 10001, home: '/home/bds' };
 const PLATFORM = { x64: 'amd64', arm64: 'arm64' };
 const TRIPLET = { x64: 'x86_64-linux-gnu', arm64: 'aarch64-linux-gnu' };
 
@@ -92,7 +92,7 @@ export const DEBIAN_PINS = [
 ];
 
 /** The .deb file name of a pin for an architecture of the binary. */
-export function debFile(pin, arch) {
+function debFile(pin, arch) {
   const debArch = pin.sha256.all ? 'all' : PLATFORM[arch];
   return `${pin.name}_${pin.version}_${debArch}.deb`;
 }
@@ -391,7 +391,7 @@ function readelf(args) {
  * A POSIX ustar archive of `entries` ({path, data} files, {path, type: 'dir'}, {path, type: 'symlink',
  * target}), in the order given, every time `mtime`.
  */
-export function tarOf(entries, mtime) {
+function tarOf(entries, mtime) {
   const blocks = [];
   for (const entry of entries) {
     const header = Buffer.alloc(512);

@@ -25,6 +25,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { NODE_LINE, TARGETS, binaryName, buildBinaries } from './build-binary.js';
 import { buildImage } from './build-image.js';
+import { pinned, releaseSums } from './pin-action.js';
 import { PINNED, nodePackageFromNpm, nodePackageName } from './node-from-npm.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -126,9 +127,7 @@ fs.writeFileSync(path.join(RELEASE, 'SHA256SUMS'), sums);
 process.stdout.write(`\nrelease/SHA256SUMS:\n${sums}`);
 step(`the image's digest (podman load, skopeo inspect): ${image.digest}`);
 const action = fs.readFileSync(path.join(ROOT, 'action.yml'), 'utf8');
-const actionPins = ['bds-linux-x64', 'bds-linux-arm64'].every((file) =>
-  action.includes(`'${sums.match(new RegExp(`^([0-9a-f]{64})  ${file}$`, 'm'))[1]}'`),
-);
+const actionPins = pinned(action, version, releaseSums(RELEASE)) === action;
 step(
   actionPins
     ? `action.yml pins these binaries`
