@@ -12,7 +12,7 @@
 //   /etc/passwd, /etc/group                   root and bds (10001), the user the image runs as
 //   /home/bds (the volume), /data (WORKDIR), /tmp
 //   /usr/share/doc/...                        bds's licence and third-party licences, the packages' copyright
-// No shell, no package manager. The .deb files come from the Debian archive (deb.debian.org, the mirror apt uses),
+// No shell, no package manager. The .deb files come from the Debian archive, through the mirrors apt is set up with,
 // are checked against the pins before use and kept in the build cache ($BDS_BUILD_CACHE, else
 // $XDG_CACHE_HOME/bds-build), so a second build downloads nothing. dpkg-deb unpacks them.
 //
@@ -31,7 +31,6 @@ import { cacheDir } from './node-from-npm.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const RELEASE = path.join(ROOT, 'release');
-const MIRRORS = ['https://deb.debian.org/debian', 'https://deb.debian.org/debian-security'];
 const USER = { name: 'bds', uid: 10001, home: '/home/bds' };
 const PLATFORM = { x64: 'amd64', arm64: 'arm64' };
 const TRIPLET = { x64: 'x86_64-linux-gnu', arm64: 'aarch64-linux-gnu' };
@@ -198,6 +197,36 @@ export async function buildImage({ version, epoch, revision, arches = ['x64', 'a
   }
 }
 
+/**
+ * The archive URIs apt is set up with (/etc/apt/sources.list and sources.list.d, one-line and deb822 forms), in
+ * their order: the .debs come from where this machine's apt gets its packages, whichever mirror that is.
+ * BDS_DEBIAN_MIRRORS (URIs separated by spaces) replaces them on a machine whose apt is not Debian's.
+ */
+function aptMirrors() {
+  const given = process.env.BDS_DEBIAN_MIRRORS?.trim();
+  if (given) return given.split(/\s+/).map((uri) => uri.replace(/\/+$/, ''));
+  const folder = '/etc/apt/sources.list.d';
+  const files = ['/etc/apt/sources.list'];
+  if (fs.existsSync(folder)) {
+    for (const name of fs.readdirSync(folder).sort()) {
+      if (name.endsWith('.list') || name.endsWith('.sources')) files.push(path.join(folder, name));
+    }
+  }
+  const uris = [];
+  for (const file of files.filter((f) => fs.existsSync(f))) {
+    for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
+      const oneLine = /^\s*deb\s+(?:\[[^\]]*\]\s+)?(\S+)/.exec(line);
+      const deb822 = /^URIs:\s*(.+)$/i.exec(line.trim());
+      for (const uri of oneLine ? [oneLine[1]] : deb822 ? deb822[1].split(/\s+/) : []) {
+        const bare = uri.replace(/\/+$/, '');
+        if (/^https?:\/\//.test(bare) && !uris.includes(bare)) uris.push(bare);
+      }
+    }
+  }
+  if (!uris.length) throw new Error('apt names no http(s) archive in /etc/apt/sources.list or sources.list.d');
+  return uris;
+}
+
 /** The cached .deb of a pin, downloaded from the Debian archive first when missing; its SHA-256 checked. */
 async function debFromArchive(pin, arch) {
   const expected = pin.sha256.all ?? pin.sha256[arch];
@@ -208,7 +237,7 @@ async function debFromArchive(pin, arch) {
     fs.rmSync(cached);
   }
   const tried = [];
-  for (const mirror of MIRRORS) {
+  for (const mirror of aptMirrors()) {
     const url = `${mirror}/${pin.pool}/${encodeURIComponent(file)}`;
     let response;
     try {
