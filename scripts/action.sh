@@ -21,9 +21,11 @@ bin_dir() { printf '%s\n' "$RUNNER_TOOL_CACHE/bds/$VERSION/$1"; }
 VERSION=${INPUT_VERSION:-$BDS_PINNED_VERSION}
 
 install() {
-  local os arch asset pinned
+  local os arch asset pinned exe=bds
   case "${RUNNER_OS:-}" in
   Linux) os=linux ;;
+  macOS) os=darwin ;;
+  Windows) os=win ;;
   *) os='' ;;
   esac
   case "${RUNNER_ARCH:-}" in
@@ -32,6 +34,10 @@ install() {
   *) arch='' ;;
   esac
   asset="bds-$os-$arch"
+  if [[ $os == win ]]; then
+    asset+=.exe
+    exe=bds.exe
+  fi
   pinned=''
   if [[ -n $os && -n $arch && $VERSION == "$BDS_PINNED_VERSION" ]]; then
     local var="BDS_SHA256_${os^^}_${arch^^}"
@@ -43,7 +49,7 @@ install() {
   fi
   local dir
   dir=$(bin_dir "$os-$arch")
-  if [[ ! -x $dir/bds ]]; then
+  if [[ ! -x $dir/$exe ]]; then
     local url="${BDS_RELEASE_URL:-https://github.com/batch-delivery/bds/releases/download}/v$VERSION/$asset"
     mkdir -p "$RUNNER_TEMP"
     local download
@@ -52,12 +58,12 @@ install() {
     verify "$download" "$pinned" "$url"
     mkdir -p "$dir"
     chmod 755 "$download"
-    mv "$download" "$dir/bds"
+    mv "$download" "$dir/$exe"
   fi
   # Every time, the cached one too: a tool cache is a folder anyone on a self-hosted runner may write.
-  verify "$dir/bds" "$pinned" "$dir/bds"
-  echo "bds $VERSION: $dir/bds (SHA-256 $pinned, as action.yml pins it)"
-  use "$dir"
+  verify "$dir/$exe" "$pinned" "$dir/$exe"
+  echo "bds $VERSION: $dir/$exe (SHA-256 $pinned, as action.yml pins it)"
+  use "$dir" "$exe"
 }
 
 install_from_npm() {
@@ -67,7 +73,7 @@ install_from_npm() {
     echo "no binary pinned for ${RUNNER_OS:-?} ${RUNNER_ARCH:-?} and bds $VERSION: npm install -g @batch-delivery/bds@$VERSION"
     npm install -g --prefix "$prefix" --no-fund --no-audit "@batch-delivery/bds@$VERSION" || error "npm install @batch-delivery/bds@$VERSION failed"
   fi
-  use "$prefix/bin"
+  use "$prefix/bin" bds
 }
 
 # verify FILE SHA256 WHAT: the file's SHA-256 must be the pinned one; a mismatch deletes it and fails the step.
@@ -81,8 +87,9 @@ verify() {
   fi
 }
 
+# use FOLDER EXECUTABLE: the deliver step runs FOLDER/EXECUTABLE; later steps find bds in PATH.
 use() {
-  printf 'BDS_ACTION_BIN=%s\n' "$1/bds" >>"$GITHUB_ENV"
+  printf 'BDS_ACTION_BIN=%s\n' "$1/$2" >>"$GITHUB_ENV"
   if [[ -n ${GITHUB_PATH:-} ]]; then printf '%s\n' "$1" >>"$GITHUB_PATH"; fi
 }
 

@@ -14,7 +14,12 @@ import { fileURLToPath } from 'node:url';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const ACTION = path.join(ROOT, 'action.yml');
 /** The binaries the action installs, by the variable action.yml pins each one's SHA-256 in. */
-const PINNED_BINARIES = { BDS_SHA256_LINUX_X64: 'bds-linux-x64', BDS_SHA256_LINUX_ARM64: 'bds-linux-arm64' };
+const PINNED_BINARIES = {
+  BDS_SHA256_LINUX_X64: 'bds-linux-x64',
+  BDS_SHA256_LINUX_ARM64: 'bds-linux-arm64',
+  BDS_SHA256_DARWIN_X64: 'bds-darwin-x64',
+  BDS_SHA256_WIN_X64: 'bds-win-x64.exe',
+};
 
 /** action.yml with `version` and the sums of `sums` (file name -> hex) pinned. */
 export function pinned(text, version, sums) {

@@ -56,12 +56,21 @@ function pinnedAction(sums: Record<string, string>): Action {
   return yaml.load(text.stdout) as Action;
 }
 
-/** A release folder served on 127.0.0.1 with bds as bds-linux-x64 (and bds-linux-arm64); counts the requests. */
+/** The four binaries' pins: `sum` for `binary`, another sum for each of the others. */
+function pinsFor(binary: string, sum: string): Record<string, string> {
+  const pins: Record<string, string> = {};
+  for (const name of ['bds-linux-x64', 'bds-linux-arm64', 'bds-darwin-x64', 'bds-win-x64.exe']) {
+    pins[name] = name === binary ? sum : '0'.repeat(64);
+  }
+  return pins;
+}
+
+/** A release folder served on 127.0.0.1 with bds as bds-linux-x64 and bds-win-x64.exe; counts the requests. */
 async function serveRelease(executable: Buffer): Promise<{ url: string; requests: string[] }> {
   const requests: string[] = [];
   const server = http.createServer((req, res) => {
     requests.push(req.url ?? '');
-    if (req.url === `/v${VERSION}/bds-linux-x64`) res.end(executable);
+    if (req.url === `/v${VERSION}/bds-linux-x64` || req.url === `/v${VERSION}/bds-win-x64.exe`) res.end(executable);
     else res.writeHead(404).end();
   });
   const port = await listenUntilTestEnds(server);
@@ -179,11 +188,13 @@ describe('the GitHub Action', () => {
       'bash "$GITHUB_ACTION_PATH/scripts/action.sh" install',
       'bash "$GITHUB_ACTION_PATH/scripts/action.sh" deliver',
     ]);
-    // The pins are the package's version and two SHA-256 values, never a sum fetched at run time.
+    // The pins are the package's version and a SHA-256 value per binary (empty until a release pins it: then
+    // npm installs the package), never a sum fetched at run time.
     const install = action.runs.steps[0]!.env;
     expect(install.BDS_PINNED_VERSION).toBe(VERSION);
-    expect(String(install.BDS_SHA256_LINUX_X64)).toMatch(/^[0-9a-f]{64}$/);
-    expect(String(install.BDS_SHA256_LINUX_ARM64)).toMatch(/^[0-9a-f]{64}$/);
+    for (const variable of ['LINUX_X64', 'LINUX_ARM64', 'DARWIN_X64', 'WIN_X64']) {
+      expect(String(install[`BDS_SHA256_${variable}`])).toMatch(/^([0-9a-f]{64})?$/);
+    }
   });
 
   it('installs the pinned binary into the tool cache, delivers, and delivers nothing twice on a re-run', async () => {
@@ -192,7 +203,7 @@ describe('the GitHub Action', () => {
     const folder = makeFolder();
     const executable = bdsExecutable();
     const release = await serveRelease(executable);
-    const action = pinnedAction({ 'bds-linux-x64': sha256(executable), 'bds-linux-arm64': '0'.repeat(64) });
+    const action = pinnedAction(pinsFor('bds-linux-x64', sha256(executable)));
     const runner = newRunner();
     const inputs = {
       folders: folder.dir,
@@ -228,13 +239,42 @@ describe('the GitHub Action', () => {
     expect(second.outputs).toMatchObject({ 'exit-code': '0', 'batch-ids': batch[0]!.id });
   });
 
+  it('on a Windows runner installs bds-win-x64.exe as bds.exe, checked against its own pin', async () => {
+    const box = await sandbox();
+    const executable = bdsExecutable();
+    const release = await serveRelease(executable);
+    const action = pinnedAction(pinsFor('bds-win-x64.exe', sha256(executable)));
+    const runner = newRunner();
+    const run = await runAction(
+      action,
+      runner,
+      {
+        folders: makeFolder().dir,
+        period: '2024-05',
+        source: newSource(box),
+        'base-url': box.baseUrl,
+        'api-key': box.keys.test,
+      },
+      { BDS_RELEASE_URL: release.url, RUNNER_OS: 'Windows' },
+    );
+    expect(run.steps.map((s) => [s.id, s.code])).toEqual([
+      ['install', 0],
+      ['deliver', 0],
+    ]);
+    expect(release.requests).toEqual([`/v${VERSION}/bds-win-x64.exe`]);
+    expect(sha256(readFileSync(path.join(runner.toolCache, 'bds', VERSION, 'win-x64', 'bds.exe')))).toBe(
+      sha256(executable),
+    );
+    expect(box.store.batches()).toHaveLength(1);
+  });
+
   it('fails the step on a failing month, annotated, with its exit code as an output', async () => {
     const box = await sandbox();
     const source = newSource(box);
     const broken = makeFolder({ lines: ['{"_object": "orders", "order_id": "o1", "amount": 1}', '{"broken": '] });
     const executable = bdsExecutable();
     const release = await serveRelease(executable);
-    const action = pinnedAction({ 'bds-linux-x64': sha256(executable), 'bds-linux-arm64': '0'.repeat(64) });
+    const action = pinnedAction(pinsFor('bds-linux-x64', sha256(executable)));
     const run = await runAction(
       action,
       newRunner(),
@@ -254,7 +294,7 @@ describe('the GitHub Action', () => {
     const tampered = Buffer.from(`#!/bin/sh\ntouch ${JSON.stringify(marker)}\n`);
     const genuine = bdsExecutable();
     const release = await serveRelease(tampered);
-    const action = pinnedAction({ 'bds-linux-x64': sha256(genuine), 'bds-linux-arm64': '0'.repeat(64) });
+    const action = pinnedAction(pinsFor('bds-linux-x64', sha256(genuine)));
     const runner = newRunner();
     const inputs = { folders: makeFolder().dir, period: '2024-05' };
 
