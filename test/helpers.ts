@@ -3,7 +3,7 @@
 
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, constants, copyFileSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import type net from 'node:net';
 import os from 'node:os';
@@ -199,6 +199,31 @@ export interface SpawnResult {
   stderr: string;
 }
 
+/** Whether any user may run `file`: it and every folder above it are open to others. */
+function othersMayRun(file: string): boolean {
+  for (let at = file; ; at = path.dirname(at)) {
+    if (!(statSync(at).mode & constants.S_IXOTH)) return false;
+    if (path.dirname(at) === at) return true;
+  }
+}
+
+let copyForOthers: string | undefined;
+/**
+ * BDS_COMMAND as another user can run it: the Nodes .ci/run takes from npm live under root's home, closed to
+ * others, so its program is copied where anyone may run it (once per test file).
+ */
+function commandFor(uid: number | undefined): readonly string[] {
+  if (uid === undefined || uid === process.getuid?.() || othersMayRun(BDS_COMMAND[0]!)) return BDS_COMMAND;
+  if (!copyForOthers) {
+    const dir = tempDir('bds-node-');
+    chmodSync(dir, 0o755);
+    copyForOthers = path.join(dir, path.basename(BDS_COMMAND[0]!));
+    copyFileSync(BDS_COMMAND[0]!, copyForOthers);
+    chmodSync(copyForOthers, 0o755);
+  }
+  return [copyForOthers, ...BDS_COMMAND.slice(1)];
+}
+
 /** bds as a user runs it (BDS_COMMAND), with exactly the environment given (plus PATH). */
 export function spawnCli(
   argv: string[],
@@ -215,7 +240,8 @@ export function spawnCli(
   } = {},
 ): Promise<SpawnResult> {
   const home = options.env?.HOME ?? tempDir('bds-home-');
-  const child = spawn(BDS_COMMAND[0]!, [...BDS_COMMAND.slice(1), ...argv], {
+  const command = commandFor(options.uid);
+  const child = spawn(command[0]!, [...command.slice(1), ...argv], {
     cwd: options.cwd ?? home,
     env: { PATH: process.env.PATH ?? '', HOME: home, ...options.env },
     stdio: [options.input === undefined ? 'ignore' : 'pipe', options.stdoutFd ?? 'pipe', 'pipe'],
