@@ -23,6 +23,7 @@ import { abortError } from './core/errors.js';
 import { type CallOptions, checkOptions, type OptionKind } from './core/options.js';
 import { Operation } from './core/operation.js';
 import type { Env } from './core/runtime.js';
+import type { SettingNames } from './core/settings/settings.js';
 import { processRuntime } from './process-runtime.js';
 import * as service from './core/service.js';
 import * as review from './core/status/status.js';
@@ -114,6 +115,14 @@ export interface UploadOptions {
   limitRate?: UploadRateOption;
 }
 
+/** What messages call the settings a caller gave: the options, not the CLI's flags. */
+const OPTION_NAMES: SettingNames = {
+  baseUrl: 'the baseUrl option',
+  source: 'the sourceId option',
+  profile: 'the profile option',
+  config: 'the config option',
+};
+
 /** The options of one folder, for check and deliver. */
 const FOLDER_OPTIONS = {
   dir: 'string',
@@ -125,7 +134,7 @@ const FOLDER_OPTIONS = {
   sourceId: 'string',
 } as const;
 
-/** deliver's and deliverMany's choices; failOn (a string or a list) is checked where it is read. */
+/** deliver's and deliverMany's choices; failOn's states are checked where it is read. */
 const DELIVERY_CHOICES = {
   limitRate: 'rate',
   force: 'boolean',
@@ -133,6 +142,7 @@ const DELIVERY_CHOICES = {
   skipDelivered: 'boolean',
   wait: 'boolean',
   timeout: 'number',
+  failOn: 'states',
 } as const;
 
 const STATUS_OPTIONS = {
@@ -141,6 +151,7 @@ const STATUS_OPTIONS = {
   until: 'string',
   period: 'string',
   product: 'product',
+  failOn: 'states',
 } as const;
 
 /** Each call's options: one description per call, checked at the door besides those every function takes. */
@@ -153,21 +164,23 @@ const CALLS = {
   deliver: {
     kinds: { ...FOLDER_OPTIONS, ...DELIVERY_CHOICES },
     required: ['dir'],
-  } satisfies CallOptions<DeliverOptions & UploadOptions, 'failOn'>,
+  } satisfies CallOptions<DeliverOptions & UploadOptions>,
   deliverMany: {
     kinds: { dirs: 'folders', product: 'product', sourceId: 'string', jobs: 'number', ...DELIVERY_CHOICES },
     required: ['dirs'],
-  } satisfies CallOptions<DeliverManyOptions & UploadOptions, 'failOn'>,
+  } satisfies CallOptions<DeliverManyOptions & UploadOptions>,
   whoami: { kinds: {} } satisfies CallOptions<object>,
   listBatches: {
     kinds: { sourceId: 'string', period: 'string', product: 'product', status: 'string' },
   } satisfies CallOptions<ListOptions>,
-  // name, which it needs, registerSource checks itself: an empty one too.
-  registerSource: { kinds: { name: 'string', description: 'string' } } satisfies CallOptions<RegisterSourceOptions>,
-  status: { kinds: STATUS_OPTIONS } satisfies CallOptions<StatusOptions, 'failOn'>,
+  registerSource: {
+    kinds: { name: 'string', description: 'string' },
+    required: ['name'],
+  } satisfies CallOptions<RegisterSourceOptions>,
+  status: { kinds: STATUS_OPTIONS } satisfies CallOptions<StatusOptions>,
   waitForReview: {
     kinds: { ...STATUS_OPTIONS, timeout: 'number' },
-  } satisfies CallOptions<WaitForReviewOptions, 'failOn'>,
+  } satisfies CallOptions<WaitForReviewOptions>,
 };
 
 /** The pre-flight of deliver, offline: no key, no base URL, no request. */
@@ -277,6 +290,7 @@ async function withOperation<T>(
         options.limitRate === undefined
           ? undefined
           : { value: String(options.limitRate), from: 'the limitRate option' },
+      names: OPTION_NAMES,
     };
     return await work(new Operation(runtime, flags, { signal: controller.signal, onEvent: options.onEvent }));
   } finally {

@@ -1,7 +1,7 @@
 // bds check: deliver's pre-flight alone, offline, with a preview of what reviewers will see; the period taken
 // from the folder's name (check and deliver); the schema compared with the nearest earlier delivery's.
 
-import { readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -660,6 +660,28 @@ describe('bds check with several folders', () => {
     expect(res.stdout).toContain(`✖ ${second}: the same period and product (2024-05 records) as ${first}`);
   });
 
+  it("one data file in two months: the later month fails, in deliver's words, whatever order the folders come in", async () => {
+    const box = await sandbox();
+    const january = namedFolder('records-2024-01');
+    const february = path.join(path.dirname(january), 'records-2024-02');
+    cpSync(january, february, { recursive: true });
+    const march = namedFolder('records-2024-03', { records: 5 });
+    const args = [february, march, january];
+    const res = await check([...args, '--json']);
+    expect(res.code).toBe(2);
+    const { checks } = res.json();
+    expect(checks.map((c: { ok: boolean }) => c.ok)).toEqual([false, true, true]);
+    const delivered = await deliver(box, [...args, '--json']);
+    expect(delivered.code).toBe(2);
+    const refused = delivered.json().deliveries.find((d: { period: string }) => d.period === '2024-02');
+    expect(checks[0].error).toEqual(refused.error);
+    expect(checks[0].error.message).toContain(`is the same file as the one for 2024-01 in ${january}`);
+    // The text: the refusal as it happens, and the folder failed in the summary.
+    const text = await check(args);
+    expect(errorLines(text)).toEqual([`bds: ${refused.error.message}`, `hint: ${refused.error.hint}`]);
+    expect(text.stdout.trimEnd().split('\n').at(-1)).toBe('2 of 3 folders are ready to deliver.');
+  });
+
   it('refuses --period, --file, --schema and --report, as deliver does', async () => {
     const res = await check([
       namedFolder('2024-04'),
@@ -678,7 +700,8 @@ describe('bds check with several folders', () => {
   });
 
   it('exits 0 when every folder is ready', async () => {
-    const res = await check([namedFolder('2024-04'), namedFolder('2024-05'), '--json']);
+    // Data of each month's own: one file in two months is refused, as deliver refuses it.
+    const res = await check([namedFolder('2024-04'), namedFolder('2024-05', { records: 4 }), '--json']);
     expect(res.code, res.stderr).toBe(0);
     expect(res.json().checks.map((c: { period: string }) => c.period)).toEqual(['2024-04', '2024-05']);
   });

@@ -561,6 +561,10 @@ describe('a month that fails does not stop the others', () => {
       ['2024-03', true],
       ['2024-04', false],
     ]);
+    // The event's error is the result's, data alike: {message, hint, exit_code}.
+    expect(events.filter((e) => e.type === 'ended').map((e) => (e as { error: unknown }).error)).toEqual(
+      result.deliveries.map((d) => d.error),
+    );
     expect(batchesByPeriod(box)).toEqual([
       ['2024-01', 'received'],
       ['2024-02', 'awaiting_upload'],

@@ -59,7 +59,12 @@ describe('the library', () => {
       skipped: false,
     });
     const steps = events.filter((e) => e.type === 'step').map((e) => e.step);
-    expect(steps).toEqual(['checking', 'checked', 'checking', 'creating', 'uploading', 'completing', 'done']);
+    // Each step once; the re-run check is a notice of its own, between checked and creating.
+    expect(steps).toEqual(['checking', 'checked', 'creating', 'uploading', 'completing', 'done']);
+    const listing = events.findIndex((e) => e.type === 'notice' && e.code === 'listing_batches');
+    expect(events[listing]).toMatchObject({ sourceId: source, period: '2024-05', product: 'records' });
+    expect(listing).toBeGreaterThan(events.findIndex((e) => e.type === 'step' && e.step === 'checked'));
+    expect(listing).toBeLessThan(events.findIndex((e) => e.type === 'step' && e.step === 'creating'));
     const progress = events.filter((e) => e.type === 'progress');
     expect(progress.at(-1)).toMatchObject({
       sent: folder.uploaded.length,
@@ -209,6 +214,27 @@ describe('the library', () => {
         'deliver(): "apiKey" must be a string, not an object',
       ],
       [
+        'check, a misspelt option',
+        () => check({ dir, perod: '2024-06', env } as never),
+        'check() takes no option "perod"',
+      ],
+      [
+        'deliverMany, an option of one folder only',
+        () => deliverMany({ dirs: [dir], period: '2024-06', env } as never),
+        'deliverMany() takes no option "period"',
+      ],
+      ['registerSource, no name', () => registerSource({ env } as never), 'registerSource() needs the option "name"'],
+      [
+        'registerSource, a blank name',
+        () => registerSource({ name: ' ', env }),
+        'registerSource() needs the option "name"',
+      ],
+      [
+        'deliver, a number for failOn',
+        () => deliver({ dir, wait: true, failOn: 7 as never, env }),
+        'deliver(): "failOn" must be a string or an array of strings, not a number',
+      ],
+      [
         'deliver, a string for the signal',
         () => deliver({ dir, signal: 'stop' as never, env }),
         '"signal" must be an AbortSignal, not a string',
@@ -227,6 +253,70 @@ describe('the library', () => {
       );
     }
     expect(box.requests).toEqual([]);
+  });
+
+  it("a misspelt option's error names the option it was meant to be", async () => {
+    const { dir } = makeFolder();
+    await expect(check({ dir, perod: '2024-06' } as never)).rejects.toMatchObject({
+      message: 'check() takes no option "perod"',
+      hint: 'did you mean "period"?',
+    });
+  });
+
+  it("errors about settings name the call's options, never the CLI's flags", async () => {
+    const box = await sandbox();
+    const { dir } = makeFolder();
+    const home = tempDir();
+    const env = { HOME: home, BDS_API_KEY: box.keys.test };
+    const failures = await Promise.all(
+      [
+        deliver({ dir, period: '2024-05', env, sourceId: 'src_1', baseUrl: 'ftp://example.com' }),
+        deliver({ dir, period: '2024-05', env, sourceId: 'src_1', baseUrl: 'http://example.com' }),
+        deliver({ dir, period: '2024-05', env, sourceId: 'src_1' }),
+        deliver({ dir, period: '2024-05', env, baseUrl: box.baseUrl }),
+        whoami({ env, profile: 'nightly' }),
+      ].map((call) =>
+        call.then(
+          () => undefined,
+          (error: unknown) => error as UsageError,
+        ),
+      ),
+    );
+    expect(failures.map((error) => error?.message)).toEqual([
+      'the base URL from the baseUrl option must start with https://',
+      'the base URL from the baseUrl option uses http:// for a host that is not this machine',
+      'no base URL',
+      'no source id',
+      'no profile "nightly": no config file was found',
+    ]);
+    expect(failures[2]!.hint).toBe('set the baseUrl option, BDS_BASE_URL or baseUrl in a config file');
+    expect(failures[3]!.hint).toMatch(/^set the sourceId option, BDS_SOURCE_ID or sourceId in a config file/);
+    for (const error of failures) expect(`${error!.message} ${error!.hint}`).not.toMatch(/--\w/);
+    expect(box.requests).toEqual([]);
+  });
+
+  it("require() loads it and its sandbox, which deliver as import's do", () => {
+    const probe = `
+      const { deliver } = require('@batch-delivery/bds');
+      const { startSandbox } = require('@batch-delivery/bds/sandbox');
+      (async () => {
+        const box = await startSandbox({ port: 0 });
+        try {
+          const env = { HOME: process.argv[2], BDS_BASE_URL: box.baseUrl, BDS_API_KEY: box.keys.test, BDS_SOURCE_ID: box.sourceId };
+          const result = await deliver({ dir: process.argv[1], period: '2024-05', env });
+          console.log(JSON.stringify({ status: result.batch.status }));
+        } finally {
+          await box.close();
+        }
+      })();
+    `;
+    // From inside the package, as from a project that installed it: by its name, through package.json's exports.
+    const res = spawnSync(process.execPath, ['-e', probe, makeFolder().dir, tempDir()], {
+      encoding: 'utf8',
+      cwd: ROOT,
+    });
+    expect(res.stderr).not.toMatch(/ERR_|Error/);
+    expect(JSON.parse(res.stdout)).toEqual({ status: 'received' });
   });
 
   it('every error that comes from an HTTP answer carries the request, whatever its class', async () => {

@@ -54,7 +54,7 @@ try {
     );
     expect(out).toEqual({
       status: 'received',
-      steps: ['checking', 'checked', 'checking', 'creating', 'uploading', 'completing', 'done'],
+      steps: ['checking', 'checked', 'creating', 'uploading', 'completing', 'done'],
       ok: 0,
     });
 

@@ -1,12 +1,14 @@
 // What a library caller passes, checked at the door: an option of the wrong kind is a UsageError naming the
-// call, the option and what it must be, never a TypeError from deep inside. The value itself is never shown:
-// it could be the key.
+// call, the option and what it must be, never a TypeError from deep inside; an option the call does not take
+// is one too (a misspelt `perod` ignored would check by other rules). The value itself is never shown: it
+// could be the key.
 
 import { PRODUCTS } from './api/types.js';
 import { UsageError } from './errors.js';
+import { closestName, shownText } from './settings/text.js';
 
 export type OptionKind =
-  'string' | 'boolean' | 'number' | 'function' | 'object' | 'signal' | 'folders' | 'product' | 'rate';
+  'string' | 'boolean' | 'number' | 'function' | 'object' | 'signal' | 'folders' | 'product' | 'rate' | 'states';
 
 const EXPECTED: Record<OptionKind, string> = {
   string: 'a string',
@@ -17,24 +19,24 @@ const EXPECTED: Record<OptionKind, string> = {
   signal: 'an AbortSignal',
   folders: 'an array of folders (strings)',
   rate: 'bytes per second: a number, or a string such as "10M"',
+  states: 'a string or an array of strings',
   product: PRODUCTS.map((product) => `"${product}"`)
     .join(', ')
     .replace(/, ([^,]*)$/, ' or $1'),
 };
 
 /**
- * What one library call takes: the kind of every option of its type `Options` but those in `Unchecked` (read and
- * checked where they are used), and the options it needs. Typed against the call's options, so an option added
- * to them without a kind here does not compile.
+ * What one library call takes: the kind of every option of its type `Options` (no other is taken), and the options
+ * it needs. Typed against the call's options, so an option added to them without a kind here does not compile.
  */
-export interface CallOptions<Options, Unchecked extends keyof Options = never> {
-  kinds: { readonly [Name in Exclude<keyof Options, Unchecked>]-?: OptionKind };
+export interface CallOptions<Options> {
+  kinds: { readonly [Name in keyof Options]-?: OptionKind };
   required?: readonly (keyof Options & string)[];
 }
 
 /**
- * Checks `options` of the library function `call`: every option named in `kinds` is undefined or of its kind,
- * and those in `required` are given.
+ * Checks `options` of the library function `call`: it names no option but those in `kinds`, each undefined or
+ * of its kind, and those in `required` are given (a string not blank).
  */
 export function checkOptions(
   call: string,
@@ -46,9 +48,18 @@ export function checkOptions(
     throw new UsageError(`${call}() takes an object of options, not ${describe(options)}`);
   }
   const given = options as Record<string, unknown>;
+  const known = Object.keys(kinds);
+  const unknown = Object.keys(given).find((name) => !known.includes(name));
+  if (unknown !== undefined) {
+    const near = closestName(unknown, known);
+    throw new UsageError(`${call}() takes no option "${shownText(unknown)}"`, {
+      hint: near ? `did you mean "${near}"?` : `it takes ${known.map((name) => `"${name}"`).join(', ')}`,
+    });
+  }
   for (const [name, kind] of Object.entries(kinds)) {
     const value = given[name];
-    if (value === undefined) {
+    // A blank string names nothing, as a flag given as '' on the command line.
+    if (value === undefined || (required.includes(name) && typeof value === 'string' && !value.trim())) {
       if (required.includes(name)) throw new UsageError(`${call}() needs the option "${name}" (${EXPECTED[kind]})`);
     } else if (!isKind(value, kind)) {
       throw new UsageError(
@@ -61,7 +72,9 @@ export function checkOptions(
 function isKind(value: unknown, kind: OptionKind): boolean {
   switch (kind) {
     case 'folders':
-      return Array.isArray(value) && value.every((dir) => typeof dir === 'string');
+      return isStrings(value);
+    case 'states':
+      return typeof value === 'string' || isStrings(value);
     case 'product':
       return (PRODUCTS as readonly unknown[]).includes(value);
     case 'signal':
@@ -77,6 +90,10 @@ function isKind(value: unknown, kind: OptionKind): boolean {
     default:
       return typeof value === kind;
   }
+}
+
+function isStrings(value: unknown): boolean {
+  return Array.isArray(value) && value.every((item) => typeof item === 'string');
 }
 
 /** What a value is, in words, without the value. */

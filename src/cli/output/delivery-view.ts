@@ -4,7 +4,7 @@
 import type { DeliveryEvent } from '../../core/delivery/events.js';
 import { formatBytes, formatDuration, formatRate } from './format.js';
 import type { IO } from './io.js';
-import { sayNotice, stepText } from './words.js';
+import { noticeText, sayNotice, stepText } from './words.js';
 
 export class DeliveryView {
   /** When the upload in progress began, to close it with its size, time and rate. */
@@ -23,14 +23,15 @@ export class DeliveryView {
     const { io } = this;
     switch (event.type) {
       case 'notice':
-        return sayNotice(io, event);
+        // The re-run check is a step of the delivery as a person sees it: a spinner until the next step.
+        return event.code === 'listing_batches' ? io.step(noticeText(event).text) : sayNotice(io, event);
       case 'progress':
         return io.progress(event.sent, event.total, 'uploaded', this.rateCap);
       case 'reading':
         return io.progress(event.read, event.total, 'read');
       case 'ended':
         // Several folders checked one after the other: a failed one is said as it happens; the others go on.
-        if (event.error) io.error(event.error.message, event.error.hint, event.error.stack);
+        if (event.error) io.error(event.error.message, event.error.hint ?? undefined);
         return;
       case 'queued':
         return; // several deliveries only (many-view.ts)

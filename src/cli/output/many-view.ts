@@ -5,11 +5,12 @@
 
 import type { DeliveryEvent, StepEvent } from '../../core/delivery/events.js';
 import type { Month } from '../../core/status/ledger.js';
-import { InterruptedError, type BdsError } from '../../core/errors.js';
+import { EXIT_CODES } from '../../core/errors.js';
+import type { FailureData } from '../../core/delivery/failure.js';
 import { formatBytes, formatDuration, formatRate } from './format.js';
 import type { IO } from './io.js';
 import { capText, progressBar, progressLine, WAITING_FOR_STORAGE } from './progress.js';
-import { deliveredText, sayNotice, stepText } from './words.js';
+import { deliveredText, noticeText, sayNotice, stepText } from './words.js';
 
 /** The live block is redrawn this often while nothing else happens (the spinner's pace). */
 const REDRAW_INTERVAL_MS = 100;
@@ -122,7 +123,7 @@ export class ManyView {
         month.sentFraction = 1;
         return this.finish(month, deliveredText({ id: event.batchId, status: event.status }, event.skipped));
       case 'checking':
-        month.doing = event.subject === 'file' ? 'reading' : 'checking earlier batches';
+        month.doing = 'reading';
         return this.logFor(month, text);
       case 'creating':
         month.doing = 'creating the batch';
@@ -164,18 +165,25 @@ export class ManyView {
     else this.io.notice(`${label(month)}: ${text}`);
   }
 
-  private ended(month: MonthRow, error: BdsError | null): void {
+  private ended(month: MonthRow, error: FailureData | null): void {
     if (month.state === 'finished') return;
     if (!error) return this.finish(month, 'checked; nothing was created (dry run)');
     month.state = 'finished';
     month.failed = true;
     month.transfer = undefined;
     // An interruption is told once, for the whole run, by the command.
-    if (!(error instanceof InterruptedError))
-      this.io.error(`${label(month)}: ${error.message}`, error.hint, error.stack);
+    const interrupted = [EXIT_CODES.sigint, EXIT_CODES.sigterm, EXIT_CODES.sighup] as number[];
+    if (!interrupted.includes(error.exit_code))
+      this.io.error(`${label(month)}: ${error.message}`, error.hint ?? undefined);
   }
 
   private notice(event: Extract<DeliveryEvent, { type: 'notice' }>): void {
+    const month = this.months.find((m) => m.period === event.period && m.product === event.product);
+    if (event.code === 'listing_batches' && month) {
+      month.doing = 'checking earlier batches';
+      this.logFor(month, noticeText(event).text);
+      return this.draw();
+    }
     const about = event.period && event.product ? `${label({ period: event.period, product: event.product })}: ` : '';
     sayNotice(this.io, event, about);
   }

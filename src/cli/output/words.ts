@@ -15,9 +15,7 @@ import { capText } from './progress.js';
 export function stepText(event: StepEvent, cwd: string): string {
   switch (event.step) {
     case 'checking':
-      return event.subject === 'file'
-        ? `checking ${event.dir}`
-        : `checking ${event.sourceId} for an earlier ${event.product} batch of ${event.period}`;
+      return `checking ${event.dir}`;
     case 'checked':
       return `checked ${cleanText(pathForPeople(event.dataFile, cwd))}: ${counted(event.recordCount, 'record')}, ${formatBytes(event.bytes)}, sha256 ${event.sha256}${event.fromCache ? ' (remembered from an earlier pass)' : ''}`;
     case 'creating':
@@ -52,13 +50,15 @@ export function deliveredText(batch: BatchRef, skipped: boolean): string {
 }
 
 /** A notice as a line, and whether it is a warning (shown even with --quiet) or for --verbose only. */
-function noticeText(notice: Notice): { warning: boolean; verbose?: boolean; text: string } {
+export function noticeText(notice: Notice): { warning: boolean; verbose?: boolean; text: string } {
   const info = (text: string) => ({ warning: false, text });
   const warning = (text: string) => ({ warning: true, text });
   const verbose = (text: string) => ({ warning: false, verbose: true, text });
   switch (notice.code) {
     case 'warning':
       return warning(notice.message);
+    case 'listing_batches':
+      return info(`checking ${notice.sourceId} for an earlier ${notice.product} batch of ${notice.period}`);
     case 'test_key':
       return info('test key (svc_test_): test-mode batches never become billable');
     case 'upload_rate':

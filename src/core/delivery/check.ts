@@ -5,10 +5,11 @@
 import type { Product } from '../api/types.js';
 import { isObject } from '../guards.js';
 import path from 'node:path';
-import { EXIT_CODES, toBdsError, UsageError } from '../errors.js';
+import { EXIT_CODES, toBdsError, UsageError, type BdsError } from '../errors.js';
 import type { Operation } from '../operation.js';
 import { failureData, type FailureData } from './failure.js';
 import { duplicateError } from './many-folders.js';
+import { sameFileError } from './same-file.js';
 import { stateDir } from '../settings/dirs.js';
 import { countRoles, type ColumnEntry } from '../preflight/columns.js';
 import { checkFolder, type FolderCheck, type FolderOptions } from '../preflight/folder.js';
@@ -61,31 +62,61 @@ export interface CheckManyResult {
 }
 
 /**
- * Several folders, one after the other: a folder that fails (its files, or the one rule for several folders)
- * becomes a failed result, told by an 'ended' event, and the others are still checked.
+ * Several folders, one after the other: a folder that fails (its files, or the rules for several folders: one
+ * folder per month and product, one data file per month) becomes a failed result, told by an 'ended' event, and
+ * the others are still checked. A folder that passed is told once all are checked: a later folder may show that
+ * its data file is also an earlier month's, which fails the later month in period order, as deliver would.
  */
 export async function checkMany(options: CheckManyOptions, op: Operation): Promise<CheckManyResult> {
   if (options.dirs.length === 0) throw new UsageError('no folder to check');
   await op.announceSettings();
   const checks: CheckManyResult['checks'] = [];
   const earlier: FolderCheck[] = [];
-  for (const dir of options.dirs) {
+  const passed: Array<{ index: number; folder: FolderCheck; result: CheckResult }> = [];
+  const fail = (index: number, dir: string, error: BdsError): void => {
+    const failure = failureData(error);
+    op.onEvent({ type: 'ended', dir, error: failure });
+    checks[index] = { ok: false, dir: path.resolve(op.runtime.cwd, dir), error: failure };
+  };
+  for (const [index, dir] of options.dirs.entries()) {
     const folderOptions = { dir, product: options.product, sourceId: options.sourceId };
     try {
       const folder = await quickCheck(folderOptions, op);
       const duplicate = duplicateError(folder, earlier);
       if (duplicate) throw duplicate;
       earlier.push(folder);
-      checks.push(await checkQuickChecked(folder, folderOptions, op));
-      op.onEvent({ type: 'ended', dir, error: null });
+      const result = await checkQuickChecked(folder, folderOptions, op);
+      checks[index] = result;
+      const month = { index, folder, result };
+      // Folders without a period are never delivered together, so only months are compared.
+      const other = passed.find(
+        (p) =>
+          folder.period && p.folder.period && p.folder.product === folder.product && p.result.sha256 === result.sha256,
+      );
+      if (!other) {
+        passed.push(month);
+        continue;
+      }
+      // Of the two, the later month in period order is refused.
+      const [first, later] = folder.period < other.folder.period ? [month, other] : [other, month];
+      fail(later.index, later.folder.given, sameFileInRun(first.folder, later.folder, later.result));
+      if (later === other) passed.splice(passed.indexOf(other), 1, month);
     } catch (thrown) {
       const error = toBdsError(thrown);
       if (error.exitCode !== EXIT_CODES.usage) throw error;
-      op.onEvent({ type: 'ended', dir, error });
-      checks.push({ ok: false, dir: path.resolve(op.runtime.cwd, dir), error: failureData(error) });
+      fail(index, dir, error);
     }
   }
+  for (const { folder } of passed) op.onEvent({ type: 'ended', dir: folder.given, error: null });
   return { checks };
+}
+
+/** deliver's refusal of a data file that an earlier month of the run has, in its words. */
+function sameFileInRun(first: FolderCheck, later: FolderCheck, result: CheckResult): BdsError {
+  return sameFileError(
+    { period: first.period, dir: first.given, batchId: undefined, inRun: true },
+    { dataFile: result.data_file, period: later.period, sha256: result.sha256, given: later.given, many: true },
+  );
 }
 
 function quickCheck(options: CheckOptions, op: Operation): Promise<FolderCheck> {

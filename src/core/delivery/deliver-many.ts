@@ -219,17 +219,14 @@ async function deliverMonth(
       error: null,
     };
   } catch (thrown) {
-    const error = toBdsError(thrown);
-    result = failed(folder, target.sourceId, records, error);
-    ended(op, folder, error);
-    return result;
+    result = failed(folder, target.sourceId, records, toBdsError(thrown));
   }
-  ended(op, folder, null);
+  ended(op, folder, result.error);
   return result;
 }
 
 /** A month is over; a listener that throws must not stop the other months half-way (they hold locks). */
-function ended(op: Operation, folder: FolderCheck, error: BdsError | null): void {
+function ended(op: Operation, folder: FolderCheck, error: FailureData | null): void {
   const { period, product } = folder;
   try {
     op.onEvent({ type: 'ended', dir: folder.given, period, product, error });

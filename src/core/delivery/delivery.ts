@@ -179,7 +179,8 @@ export class Delivery {
   }
 
   private async periodBatches(): Promise<BatchListEntry[]> {
-    this.step({ step: 'checking', subject: 'batches', sourceId: this.key.sourceId });
+    const { sourceId, period } = this.key;
+    this.notice({ code: 'listing_batches', sourceId, period, product: this.options.plan.product });
     return (await this.options.client.listBatches(this.key.sourceId, this.signal)).filter(
       (b) => b.period === this.key.period && b.product === this.key.product,
     );

@@ -1,9 +1,9 @@
 // What a delivery tells as it goes: typed data, never sentences. The CLI's output layer turns these into
 // words (src/cli/output/words.ts); a library caller gets them through `onEvent`.
 
-import type { BatchStatus, KeyMode } from '../api/types.js';
-import type { BdsError } from '../errors.js';
+import type { BatchStatus, KeyMode, Product } from '../api/types.js';
 import type { ColumnDiff } from '../preflight/columns.js';
+import type { FailureData } from './failure.js';
 import type { ReviewEvent } from '../status/events.js';
 import type { Month } from '../status/ledger.js';
 
@@ -16,17 +16,11 @@ export type Step = StepEvent['step'];
 export type StepEvent = Month & { type: 'step' } & (
     | /** The one pass over the data file begins. */ {
         step: 'checking';
-        subject: 'file';
         dir: string;
         dataFile: string;
         bytes: number;
       }
     | { step: 'checked'; dataFile: string; recordCount: number; bytes: number; sha256: string; fromCache: boolean }
-    | /** The re-run check: the source's batches for this period. */ {
-        step: 'checking';
-        subject: 'batches';
-        sourceId: string;
-      }
     | { step: 'creating' }
     | /** `rateCap`: the run's upload rate cap in bytes per second (--limit-rate), null for none. */ {
         step: 'uploading';
@@ -51,6 +45,8 @@ export type Notice =
   | { code: 'test_key' }
   /** The upload rate cap of the run (bytesPerSecond null: lifted by a 0), as written and where it came from. */
   | { code: 'upload_rate'; bytesPerSecond: number | null; written: string; from: string }
+  /** The re-run check begins: the source's batches of the month are listed (after `checked`, before `creating`). */
+  | { code: 'listing_batches'; sourceId: string; period: string; product: Product }
   | { code: 'resuming'; batchId: string | undefined }
   /** An interrupted delivery made with another report or schema: left awaiting_upload, a fresh batch instead. */
   | { code: 'inputs_changed'; batchId: string | undefined }
@@ -91,8 +87,9 @@ export type DeliveryEvent =
   /**
    * Several folders: this one's delivery (or check) is over, done (error null) or failed (the others go on).
    * `dir` is the folder as the caller named it; a check that failed before its product was known has no subject.
+   * `error` is the failure as the result holds it.
    */
-  | (Partial<Month> & { type: 'ended'; dir: string; error: BdsError | null })
+  | (Partial<Month> & { type: 'ended'; dir: string; error: FailureData | null })
   /** --wait: waiting for the review of what was delivered (or of the months `bds status` shows). */
   | ReviewEvent;
 

@@ -45,7 +45,6 @@ export async function planFolder(
   op.onEvent({
     type: 'step',
     step: 'checking',
-    subject: 'file',
     ...subject,
     dir: folder.given,
     dataFile: folder.dataFile,

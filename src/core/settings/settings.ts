@@ -13,6 +13,21 @@ import type { Env } from '../runtime.js';
 
 export type { SettingsWarning } from './text.js';
 
+/** What the caller calls the settings it gives, for messages: the CLI's flags, or the library's options. */
+export interface SettingNames {
+  baseUrl: string;
+  source: string;
+  profile: string;
+  config: string;
+}
+
+export const FLAG_NAMES: SettingNames = {
+  baseUrl: '--base-url',
+  source: '--source',
+  profile: '--profile',
+  config: '--config',
+};
+
 export interface SettingsFlags {
   /** Only from the library's options: on the command line a key would end up in shell history and `ps`. */
   apiKey?: string | undefined;
@@ -32,6 +47,8 @@ export interface SettingsFlags {
   newProfile?: boolean | undefined;
   /** A key file that cannot be used is a warning, not an error (`bds login`, which brings its own key). */
   keyFileWarns?: boolean | undefined;
+  /** Default FLAG_NAMES. */
+  names?: SettingNames | undefined;
 }
 
 export interface SettingsEnvironment {
@@ -62,6 +79,8 @@ export interface Settings {
   /** deliver's upload rate cap as written, checked by rate.ts's uploadRate (only deliver fails on a bad one). */
   limitRate: Sourced<string> | undefined;
   warnings: SettingsWarning[];
+  /** What the caller calls the settings it gave (the flags'). */
+  names: SettingNames;
 }
 
 export interface ApiKey {
@@ -73,6 +92,7 @@ export interface ApiKey {
 
 export async function resolveSettings(flags: SettingsFlags, where: SettingsEnvironment): Promise<Settings> {
   const { env } = where;
+  const names = flags.names ?? FLAG_NAMES;
   const nonEmpty = (value: string | undefined): string | undefined => (value?.trim() ? value.trim() : undefined);
   const explicitConfig = nonEmpty(flags.config) ?? nonEmpty(env.BDS_CONFIG);
   const search = await loadConfigFile({
@@ -86,11 +106,11 @@ export async function resolveSettings(flags: SettingsFlags, where: SettingsEnvir
   const { file } = search;
 
   const profile = pick<string>(
-    [nonEmpty(flags.profile), '--profile'],
+    [nonEmpty(flags.profile), names.profile],
     [nonEmpty(env.BDS_PROFILE), 'BDS_PROFILE'],
     [nonEmpty(file?.profile), `config file ${file?.path}`],
   );
-  const fromFile = configValues(file, profile?.value, flags.newProfile === true);
+  const fromFile = configValues(file, profile?.value, flags.newProfile === true, names);
   const warnings: SettingsWarning[] = [...search.warnings];
   const keyFile = (name: string | undefined, relativeTo: string, named: string): Sourced<string> | undefined => {
     try {
@@ -128,12 +148,12 @@ export async function resolveSettings(flags: SettingsFlags, where: SettingsEnvir
 
   return {
     baseUrl: pick<string>(
-      [nonEmpty(flags.baseUrl), '--base-url'],
+      [nonEmpty(flags.baseUrl), names.baseUrl],
       [nonEmpty(env.BDS_BASE_URL), 'BDS_BASE_URL'],
       [nonEmpty(fromFile.values.baseUrl), fromFile.from],
     ),
     sourceId: pick<string>(
-      [nonEmpty(flags.source), '--source'],
+      [nonEmpty(flags.source), names.source],
       [nonEmpty(env.BDS_SOURCE_ID), 'BDS_SOURCE_ID'],
       [nonEmpty(fromFile.values.sourceId), fromFile.from],
     ),
@@ -154,6 +174,7 @@ export async function resolveSettings(flags: SettingsFlags, where: SettingsEnvir
       [nonEmpty(fromFile.values.limitRate), fromFile.from],
     ),
     warnings,
+    names,
   };
 }
 
@@ -203,11 +224,14 @@ export function requireApiKey(settings: Pick<Settings, 'apiKey'>): ApiKey {
 }
 
 /** The base URL, checked: http:// only for loopback hosts, since the key would travel in clear. */
-export function requireBaseUrl(settings: Pick<Settings, 'baseUrl'>): URL {
-  if (!settings.baseUrl) {
-    throw new UsageError('no base URL', { hint: 'set --base-url, BDS_BASE_URL or baseUrl in a config file' });
+export function requireBaseUrl({
+  baseUrl,
+  names = FLAG_NAMES,
+}: Pick<Settings, 'baseUrl'> & Partial<Pick<Settings, 'names'>>): URL {
+  if (!baseUrl) {
+    throw new UsageError('no base URL', { hint: `set ${names.baseUrl}, BDS_BASE_URL or baseUrl in a config file` });
   }
-  const { value, from } = settings.baseUrl;
+  const { value, from } = baseUrl;
   // A key pasted into the wrong setting would travel in every URL and show in every message.
   if (withoutKeys(value) !== value) {
     throw new UsageError(`the base URL from ${from} holds what looks like an API key`, {
@@ -240,7 +264,7 @@ export function requireBaseUrl(settings: Pick<Settings, 'baseUrl'>): URL {
 export function requireSource(settings: Settings): string {
   if (!settings.sourceId) {
     throw new UsageError('no source id', {
-      hint: 'set --source, BDS_SOURCE_ID or sourceId in a config file (bds register-source creates one)',
+      hint: `set ${settings.names.source}, BDS_SOURCE_ID or sourceId in a config file (bds register-source creates one)`,
     });
   }
   return settings.sourceId.value;
@@ -255,12 +279,13 @@ function configValues(
   file: ConfigFile | undefined,
   profile: string | undefined,
   newProfile: boolean,
+  names: SettingNames,
 ): { values: ConfigValues; from: string } {
   if (!file) {
     // A named profile with nothing to take it from is as unknown as one missing from the file.
     if (profile !== undefined && !newProfile) {
       throw new UsageError(`no profile "${shownText(profile)}": no config file was found`, {
-        hint: 'put it under "profiles" in .bdsrc.json or ~/.config/bds/config.json, or name the file with --config',
+        hint: `put it under "profiles" in .bdsrc.json or ~/.config/bds/config.json, or name the file with ${names.config}`,
       });
     }
     return { values: {}, from: 'config file' };
