@@ -8,6 +8,7 @@ import { RecordStore } from '../src/core/delivery/record-store.js';
 import { takeLock } from '../src/core/delivery/lock.js';
 import { canonicalApi } from '../src/core/api/url-rules.js';
 import { InterruptedError } from '../src/core/errors.js';
+import { formatBytes } from '../src/cli/output/format.js';
 import { stateDir } from '../src/core/settings/dirs.js';
 import type { Sandbox } from '../src/sandbox/emulator.js';
 import {
@@ -383,7 +384,7 @@ describe('--skip-delivered: CI runners and other machines that keep no records',
     const json = await deliverTo(box, other, { args: ['--skip-delivered', '--json'] });
     expect(json.code, json.stderr).toBe(0);
     expect(json.json()).toMatchObject({
-      batch: { id: delivered!.id, status: 'received' },
+      batch: { id: delivered!.id, status: 'received', record_count: 3 },
       record_count: 4,
       skipped: true,
     });
@@ -395,10 +396,26 @@ describe('--skip-delivered: CI runners and other machines that keep no records',
     expect(text.stdout).toMatch(
       new RegExp(`^Already delivered as ${delivered!.id} \\(received\\); nothing was sent\\.`),
     );
+    // The batch as the service counts it, and this file apart: its numbers are not the batch's.
+    expect(text.stdout).toContain(
+      `Batch:     ${delivered!.id} holds 3 records (the service's count), from a file no record here names\n` +
+        `This file: 4 records, ${formatBytes(other.uploaded.length)}, sha256 ${other.sha256}; not sent\n`,
+    );
+    expect(text.stdout).not.toMatch(/^(Records|SHA-256):/m);
     const dryRun = await deliverTo(box, other, { args: ['--skip-delivered', '--dry-run'] });
     expect(dryRun.stdout).toContain(`Would:     nothing: already delivered as ${delivered!.id} (received)`);
     expect(routesSince(box, before)).toEqual(['list', 'list', 'list']);
     expect(statuses(box)).toEqual(['received']);
+    // Several folders: the table's records are the batch's, and its bytes are not known.
+    const may = path.join(tempDir(), 'records-2024-05');
+    const june = path.join(path.dirname(may), 'records-2024-06');
+    renameSync(other.dir, may);
+    renameSync(makeFolder({ records: 2 }).dir, june);
+    const source = box.store.sources()[0]!.id;
+    const many = await run(['deliver', may, june, '--skip-delivered', '--source', source], { env: sandboxEnv(box) });
+    expect(many.code, many.stderr).toBe(0);
+    expect(many.stdout).toMatch(new RegExp(`^2024-05 +records +already delivered +${delivered!.id} +3 *$`, 'm'));
+    expect(many.stdout).toMatch(/^2024-06 +records +delivered +bat_\w+ +2 +\d+ B *$/m);
   });
 
   it('with a live key, every skip that rests on the service alone warns that a test-mode batch would look the same', async () => {

@@ -251,8 +251,7 @@ function manySummary(io: IO, deliveries: MonthResult[], elapsedMs: number, inter
     month.product,
     month.error ? io.out.red(outcomeWord(month)) : outcomeWord(month),
     batchOf(month)?.id ?? '',
-    month.record_count === null ? '' : String(month.record_count),
-    month.bytes === null ? '' : formatBytes(month.bytes),
+    ...recordsAndBytes(month),
     errorCell(month),
   ]);
   return [
@@ -261,6 +260,16 @@ function manySummary(io: IO, deliveries: MonthResult[], elapsedMs: number, inter
     manyVerdict(deliveries, failed, interrupted),
     `Took:      ${formatDuration(elapsedMs)}`,
   ].join('\n');
+}
+
+/** The month's records and bytes: its file's, or a batch counted from a file no record here names, the service's count. */
+function recordsAndBytes(month: MonthResult): [string, string] {
+  const batchRecords = 'dry_run' in month || month.error ? undefined : (month as DeliverResult).batch.record_count;
+  if (batchRecords !== undefined) return [String(batchRecords), ''];
+  return [
+    month.record_count === null ? '' : String(month.record_count),
+    month.bytes === null ? '' : formatBytes(month.bytes),
+  ];
 }
 
 /** --wait: the review of the months delivered, below what was delivered. */
@@ -310,15 +319,23 @@ function printDelivery(io: IO, { runtime }: Operation, result: DeliverResult, el
   const summaryFile = runtime.env.GITHUB_STEP_SUMMARY;
   if (!inGithubActions(runtime.env) || !summaryFile) return;
   try {
+    const file = [
+      ['Records', String(result.record_count)],
+      ['Size', `${formatBytes(result.bytes)} (${result.bytes} bytes)`],
+      ['SHA-256', `\`${result.sha256}\``],
+    ];
     appendStepSummary(summaryFile, 'bds deliver', [
       ['Batch', `\`${batch.id}\``],
       ['Status', `${batch.status}${skipped ? ' (already delivered)' : ''}`],
       ['Source', `\`${result.source_id}\``],
       ['Period', result.period],
       ['Product', result.product],
-      ['Records', String(result.record_count)],
-      ['Size', `${formatBytes(result.bytes)} (${result.bytes} bytes)`],
-      ['SHA-256', `\`${result.sha256}\``],
+      ...(batch.record_count === undefined
+        ? file
+        : [
+            ['Records', `${batch.record_count} (the service's count; from a file no record here names)`],
+            ['This file', `${counted(result.record_count, 'record')}, ${formatBytes(result.bytes)}, not sent`],
+          ]),
     ]);
   } catch (error) {
     io.warn(`could not write the GitHub step summary to ${summaryFile}: ${(error as Error).message}`);
@@ -329,9 +346,22 @@ function summary(result: DeliverResult, elapsedMs: number): string {
   const { batch, skipped, resumed } = result;
   return [
     `${capitalized(deliveredText(batch, skipped))}${skipped ? '; nothing was sent' : resumed ? ', resuming an interrupted run' : ''}.`,
-    ...details(result),
+    ...(batch.record_count === undefined ? details(result) : otherFileDetails(result, batch.record_count)),
     `Took:      ${formatDuration(elapsedMs)}`,
   ].join('\n');
+}
+
+/**
+ * --skip-delivered counted a batch that no record here ties to this file: the batch as the service counts it,
+ * and this file apart, since the batch's bytes and checksum are not known here.
+ */
+function otherFileDetails(result: DeliverResult, batchRecords: number): string[] {
+  return [
+    `Source:    ${result.source_id}`,
+    `Period:    ${result.period} (${result.product})`,
+    `Batch:     ${result.batch.id} holds ${counted(batchRecords, 'record')} (the service's count), from a file no record here names`,
+    `This file: ${counted(result.record_count, 'record')}, ${formatBytes(result.bytes)}, sha256 ${result.sha256}; not sent`,
+  ];
 }
 
 /** --quiet: the one line a delivery's result takes, for cron mail and scripts. */

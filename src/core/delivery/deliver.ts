@@ -44,7 +44,11 @@ export interface DeliverySummary {
 
 /** What was delivered: the object `bds deliver --json` prints. */
 export interface DeliverResult extends DeliverySummary {
-  batch: { id: string; status: BatchStatus };
+  /**
+   * `record_count` only when --skip-delivered counted a batch that no record here ties to this file: the service's
+   * count of the batch, whose bytes and checksum are not known here (the result's own are this file's).
+   */
+  batch: { id: string; status: BatchStatus; record_count?: number };
   skipped: boolean;
   /** An interrupted earlier run's batch was finished. */
   resumed: boolean;

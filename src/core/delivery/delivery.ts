@@ -46,7 +46,8 @@ export interface DeliveryOptions {
 }
 
 export interface DeliveryOutcome {
-  batch: BatchRef;
+  /** With the service's record count when --skip-delivered counted a batch no record here ties to this file. */
+  batch: BatchRef & { record_count?: number };
   /** Already delivered by an earlier run (or, with --skip-delivered, from another file): nothing was sent. */
   skipped: boolean;
   /** An interrupted earlier run's batch was finished. */
@@ -156,7 +157,11 @@ export class Delivery {
     switch (decision.kind) {
       case 'delivered': {
         const { batch } = decision;
-        if (decision.fromThisFile) this.save({ step: 'completed', status: batch.status });
+        if (!decision.fromThisFile) {
+          const { id, status, record_count } = batch;
+          return { batch: { id, status, record_count }, skipped: true, resumed: false };
+        }
+        this.save({ step: 'completed', status: batch.status });
         return { batch: { id: batch.id, status: batch.status }, skipped: true, resumed: false };
       }
       case 'conflict':
