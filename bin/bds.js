@@ -76,19 +76,20 @@ async function start() {
     signal: controller.signal,
   });
   Object.defineProperty(runtime, 'stdin', { get: () => process.stdin, enumerable: true });
+  // Let stdout drain (a pipe may be asynchronous). The stream reports its error event after this callback: wait
+  // for it.
+  const resultWritten = () =>
+    new Promise((resolve) => process.stdout.write('', () => setImmediate(() => resolve(resultLost))));
+  runtime.resultWritten = resultWritten;
   const code = await main(args, runtime);
-  // Let stdout drain (a pipe may be asynchronous), then leave without waiting for idle sockets. A result that
-  // could not be written (a full disk) is a failure, not a success with an empty file. The stream reports its
-  // error event after this callback: wait for it.
-  process.stdout.write('', () =>
-    setImmediate(() => {
-      if (resultLost && code === 0) {
-        process.stderr.write(`bds: cannot write the result to stdout: ${resultLost.message}\n`);
-        process.exit(2);
-      }
-      process.exit(code);
-    }),
-  );
+  // Then leave without waiting for idle sockets. A command's lost result was reported where it ran (before its
+  // end ping); this is for what was written outside a command (commander's own output).
+  await resultWritten();
+  if (resultLost && code === 0) {
+    process.stderr.write(`bds: cannot write the result to stdout: ${resultLost.message}\n`);
+    process.exit(2);
+  }
+  process.exit(code);
 }
 
 /**

@@ -212,7 +212,12 @@ export function deliver(
 export function deliver(
   options: DeliverOptions & UploadOptions & LibraryOptions,
 ): Promise<DeliverResult | DryRunResult> {
-  return withOperation('deliver', options, (op) => deliverFolder(options, op));
+  return withOperation('deliver', options, async (op) => {
+    const result = await deliverFolder(options, op);
+    // A wait the signal stopped: the call rejects, as deliverMany's does.
+    if ('review' in result && result.review === null) throw abortError(op.signal);
+    return result;
+  });
 }
 
 /**

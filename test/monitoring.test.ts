@@ -3,7 +3,16 @@
 // never changes the outcome: a ping host that is down, hangs or answers 500 costs one warning.
 
 import { randomUUID } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  writeFileSync,
+} from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -623,4 +632,118 @@ describe('bds deliver --ping-url as a user runs it', () => {
     expect(paths(ping)).toEqual(['GET /<uuid>/start', 'POST /<uuid>/143']);
     expect(endBody(ping)).toMatch(/bds: interrupted by SIGTERM/);
   });
+});
+
+describe('deliver --wait: the ping and the metrics report the delivery, the review is a sample of its own', () => {
+  const reviewSample = (source: string, state: string) =>
+    `bds_delivery_review_state{source="${source}",period="2024-07",product="records",state="${state}"} 1\n`;
+
+  it('Ctrl-C during the wait: the delivered batch in --json with the interruption, no "resume"; a success in the metrics', async () => {
+    const box = await sandbox();
+    const source = newSource(box);
+    const ping = await pingServer();
+    const file = path.join(tempDir(), 'bds.prom');
+    const folder = makeFolder({ records: 5 });
+    const controller = new AbortController();
+    const res = await run(
+      ['deliver', folder.dir, '--period', '2024-07', '--source', source, '--wait', '--json'].concat([
+        '--ping-url',
+        ping.url,
+        '--metrics-file',
+        file,
+      ]),
+      {
+        env: sandboxEnv(box),
+        signal: controller.signal,
+        now: () => new Date('2024-08-10T12:00:00Z'),
+        // The batch stays received: the wait's first sleep is where Ctrl-C comes.
+        sleep: async () => void controller.abort(new InterruptedError('SIGINT')),
+      },
+    );
+    expect(res.code).toBe(130);
+    const [batch] = box.store.batches();
+    const json = res.json();
+    expect(json).toMatchObject({
+      batch: { id: batch!.id, status: 'received' },
+      period: '2024-07',
+      record_count: 5,
+      skipped: false,
+      review: null,
+      error: {
+        message: 'interrupted by SIGINT while waiting for the review of 2024-07 records',
+        hint: `${batch!.id} is delivered; bds status --source ${source} --period 2024-07 --wait waits for its review`,
+        exit_code: 130,
+      },
+    });
+    expect(res.stderr).toContain('bds: interrupted by SIGINT while waiting for the review of 2024-07 records\n');
+    expect(res.stderr).not.toMatch(/resume/);
+    // The month was delivered: a success, whatever stopped the wait after it; no verdict is known.
+    const at = Date.parse('2024-08-10T12:00:00Z') / 1000;
+    expect(metricsOf(file)['2024-07 records']).toEqual({
+      source,
+      period: '2024-07',
+      product: 'records',
+      lastRun: at,
+      lastSuccess: at,
+      exitCode: 0,
+      bytes: folder.uploaded.length,
+      records: 5,
+    });
+    // The ping says the process's exit code, and its body has the delivered batch.
+    expect(paths(ping)).toEqual(['GET /<uuid>/start', 'POST /<uuid>/130']);
+    expect(endBody(ping)).toContain(`Delivered ${batch!.id} (received).`);
+  });
+
+  it('a rejected review: exit 7 and so the ping; the metrics say delivered (exit code 0) and the review rejected', async () => {
+    const box = await sandbox({ review: 'reject', reviewAfter: 0 });
+    const source = newSource(box);
+    const ping = await pingServer();
+    const file = path.join(tempDir(), 'bds.prom');
+    const folder = makeFolder({ records: 5 });
+    const deliver = (...args: string[]) =>
+      run(['deliver', folder.dir, '--period', '2024-07', '--source', source, '--metrics-file', file, ...args], {
+        env: sandboxEnv(box),
+      });
+    const res = await deliver('--wait', '--json', '--ping-url', ping.url);
+    expect(res.code).toBe(7);
+    expect(res.json().review.exit_code).toBe(7);
+    expect(metricsOf(file)['2024-07 records']).toMatchObject({
+      exitCode: 0,
+      lastSuccess: expect.any(Number),
+      bytes: folder.uploaded.length,
+      records: 5,
+      review: 'rejected',
+    });
+    expect(readFileSync(file, 'utf8')).toContain(
+      `# TYPE bds_delivery_review_state gauge\n${reviewSample(source, 'rejected')}`,
+    );
+    expect(paths(ping)).toEqual(['GET /<uuid>/start', 'POST /<uuid>/7']);
+    // The month delivered again (a rejected batch does not block it), without a wait: no verdict is known yet.
+    expect((await deliver()).code).toBe(0);
+    expect(box.store.batches()).toHaveLength(2);
+    expect(readFileSync(file, 'utf8')).not.toContain('bds_delivery_review_state{');
+  });
+
+  it.skipIf(!existsSync('/dev/full'))(
+    'a result that cannot be written (a full disk): the end ping says exit 2, with the reason in its body',
+    async () => {
+      const box = await sandbox();
+      const ping = await pingServer();
+      const full = openSync('/dev/full', 'w');
+      try {
+        const res = await spawnCli(['deliver', makeFolder().dir, '--period', '2024-05', '--ping-url', ping.url], {
+          env: sandboxEnv(box, { BDS_SOURCE_ID: newSource(box) }),
+          stdoutFd: full,
+        });
+        expect(res.code).toBe(2);
+        expect(res.stderr).toContain(
+          'bds: cannot write the result to stdout: ENOSPC: no space left on device, write\n',
+        );
+        expect(paths(ping)).toEqual(['GET /<uuid>/start', 'POST /<uuid>/2']);
+        expect(endBody(ping)).toContain('bds: cannot write the result to stdout: ENOSPC');
+      } finally {
+        closeSync(full);
+      }
+    },
+  );
 });

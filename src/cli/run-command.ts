@@ -4,7 +4,7 @@
 
 import type { Command } from 'commander';
 import type { EventListener } from '../core/delivery/events.js';
-import { BdsError, InterruptedError, toBdsError } from '../core/errors.js';
+import { BdsError, InterruptedError, toBdsError, UsageError } from '../core/errors.js';
 import { Operation } from '../core/operation.js';
 import type { CommandSpec, CommonOptions } from './command.js';
 import { RunMonitor } from './monitoring.js';
@@ -51,7 +51,11 @@ export async function runCommand(
   } finally {
     io.stopSpinner();
   }
-  // After the result or the error, so that the end ping's body has it; an interrupted run is pinged too.
+  // A script must not take an empty file for a result, even after a delivery that succeeded.
+  const lost = await runtime.resultWritten?.();
+  if (lost && code === 0) code = reportError(io, new UsageError(`cannot write the result to stdout: ${lost.message}`));
+  // After the result (written, or not) or the error, so that the end ping's body and code are the run's own; an
+  // interrupted run is pinged too.
   await monitor?.finish(code, io, runtime);
   return code;
 }

@@ -24,4 +24,9 @@ export interface CliRuntime extends Runtime {
   signal: AbortSignal;
   /** Sees every event of the run as well (the benchmark times the phases of a delivery with it). */
   observe?: EventListener;
+  /**
+   * Once stdout has taken what was written: the error that kept the result from being written (a full disk),
+   * if any; a reader that went away is none.
+   */
+  resultWritten?: () => Promise<Error | undefined>;
 }

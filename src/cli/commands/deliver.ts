@@ -6,7 +6,7 @@ import { Option } from 'commander';
 import type { DeliverManyResult, MonthResult } from '../../core/delivery/deliver-many.js';
 import { checkJobs, JOBS } from '../../core/delivery/jobs.js';
 import type { DeliverResult, DeliverySummary, DryRunResult } from '../../core/delivery/deliver.js';
-import { EXIT_CODES, InterruptedError } from '../../core/errors.js';
+import { abortError, EXIT_CODES, InterruptedError } from '../../core/errors.js';
 import { monthRuns } from '../../core/monitoring/months.js';
 import { defineCommand } from '../command.js';
 import type { Operation } from '../../core/operation.js';
@@ -18,6 +18,7 @@ import { renderTable } from '../output/table.js';
 import { routeReview, sayVerdict, statusLines, statusText } from '../output/status-view.js';
 import { failOnFor } from '../../core/status/ledger.js';
 import type { StatusResult } from '../../core/status/status.js';
+import type { Month } from '../../core/status/ledger.js';
 import { reviewChoices, reviewOptions, type ReviewFlags } from './review-options.js';
 
 import { folderOf, folderOptions, refuseOneFolderFlags, type FolderFlags } from './folder-options.js';
@@ -105,7 +106,31 @@ function printOutcome(io: IO, outcome: Outcome, op: Operation): number | void {
   if (outcome.folders === 'many') return printMany(io, op, outcome.result, outcome.elapsedMs);
   const { result, elapsedMs } = outcome;
   if ('dry_run' in result) printDryRun(io, result);
+  else if (result.review === null) return printStoppedWait(io, op, result, elapsedMs);
   else printDelivery(io, op, result, elapsedMs);
+}
+
+/**
+ * A signal stopped --wait after the delivery: the delivery is shown as done (with --json, its object and the
+ * interruption), then the interruption, whose hint is the wait's, not a resume's; the exit code is the signal's.
+ */
+function printStoppedWait(io: IO, op: Operation, result: DeliverResult, elapsedMs: number): number {
+  const stopped = abortError(op.signal);
+  const message = `${stopped.message} while waiting for the review of ${result.period} ${result.product}`;
+  const hint = `${result.batch.id} is delivered; ${statusCommand(result, result)} waits for its review`;
+  printDelivery(io, op, result, elapsedMs, {
+    ...result,
+    error: { message, hint, exit_code: stopped.exitCode },
+  });
+  io.error(message, hint);
+  return stopped.exitCode;
+}
+
+/** The `bds status --wait` that goes on waiting for the review of the months from `first` to `last`. */
+function statusCommand(first: Month & { source_id: string }, last: Month): string {
+  const months =
+    first.period === last.period ? `--period ${first.period}` : `--since ${first.period} --until ${last.period}`;
+  return `bds status --source ${first.source_id} ${months} --wait`;
 }
 
 /** --jobs as a number, checked with one folder too: a typo should not wait for the day it matters. */
@@ -163,7 +188,9 @@ function printMany(io: IO, op: Operation, result: DeliverManyResult, elapsedMs: 
   if (interrupted)
     io.error(
       interrupted.message,
-      'run the same command again to finish: what was delivered is skipped, what was interrupted resumes',
+      result.review === null && deliveries.every((month) => !month.error)
+        ? `every month was delivered; ${statusCommand(deliveries[0]!, deliveries.at(-1)!)} waits for the review`
+        : 'run the same command again to finish: what was delivered is skipped, what was interrupted resumes',
     );
   const summaryFile = runtime.env.GITHUB_STEP_SUMMARY;
   if (inGithubActions(runtime.env) && summaryFile) {
@@ -227,6 +254,7 @@ function quietMonthLine(month: MonthResult): string {
 
 function manyVerdict(deliveries: MonthResult[], failed: number, interrupted: boolean): string {
   const total = deliveries.length;
+  if (interrupted && failed === 0) return `Interrupted while waiting for the review: every folder is delivered.`;
   if (interrupted) {
     return `Interrupted: ${total - failed} of ${folders(total)} delivered. Run the same command again to finish the others.`;
   }
@@ -311,11 +339,15 @@ function wouldText({ action, batch_id, status, error }: DryRunResult['would']): 
   }
 }
 
-function printDelivery(io: IO, { runtime }: Operation, result: DeliverResult, elapsedMs: number): void {
+function printDelivery(
+  io: IO,
+  { runtime }: Operation,
+  result: DeliverResult,
+  elapsedMs: number,
+  json: object = result,
+): void {
   const { batch, skipped } = result;
-  io.result(result, () =>
-    withReview(io, io.flags.quiet ? quietLine(result) : summary(result, elapsedMs), result.review),
-  );
+  io.result(json, () => withReview(io, io.flags.quiet ? quietLine(result) : summary(result, elapsedMs), result.review));
   const summaryFile = runtime.env.GITHUB_STEP_SUMMARY;
   if (!inGithubActions(runtime.env) || !summaryFile) return;
   try {

@@ -19,6 +19,7 @@ import {
   type DeliveryTarget,
   type DryRunResult,
   type MonthInRun,
+  reviewUnlessStopped,
 } from './deliver.js';
 import { schemaColumns } from '../preflight/columns.js';
 import type { DeliveryEvent } from './events.js';
@@ -29,7 +30,7 @@ import { periodInName } from '../preflight/period.js';
 import { duplicateError } from './many-folders.js';
 import { RunChecksums } from './same-file.js';
 import { failureData, type FailureData } from './failure.js';
-import { checkReviewChoices, reviewOf, type ReviewChoices, type StatusResult } from '../status/status.js';
+import { checkReviewChoices, type ReviewChoices, type StatusResult } from '../status/status.js';
 
 export interface DeliverManyOptions extends DeliveryChoices, ReviewChoices {
   /** The folders, each named for its month (`out/2024-05`). */
@@ -66,7 +67,10 @@ export interface DeliverManyResult {
    * `wait`, once every month is delivered: the review's.
    */
   exit_code: number;
-  /** With `wait`: the review of the months, as `bds status --json` prints it; null when a month failed (no wait). */
+  /**
+   * With `wait`: the review of the months, as `bds status --json` prints it; null when a month failed (no wait)
+   * or the signal stopped the wait (exit_code is then the signal's).
+   */
   review?: StatusResult | null;
 }
 
@@ -127,7 +131,8 @@ export async function deliverMany(options: DeliverManyOptions, op: Operation): P
   if (!review) return { deliveries: results, exit_code: firstFailure?.error?.exit_code ?? EXIT_CODES.ok };
   // The review is waited for once every month is delivered: a failure is told at once, not after the wait.
   if (firstFailure) return { deliveries: results, exit_code: firstFailure.error!.exit_code, review: null };
-  const reviewed = await reviewOf(results, target.sourceId, review, op);
+  const reviewed = await reviewUnlessStopped(results, target.sourceId, review, op);
+  if (!reviewed) return { deliveries: results, exit_code: abortError(op.signal).exitCode, review: null };
   return { deliveries: results, exit_code: reviewed.exit_code, review: reviewed };
 }
 

@@ -52,8 +52,8 @@ export interface DeliverResult extends DeliverySummary {
   skipped: boolean;
   /** An interrupted earlier run's batch was finished. */
   resumed: boolean;
-  /** With `wait`: the month's review, as `bds status --json` prints it. */
-  review?: StatusResult;
+  /** With `wait`: the month's review, as `bds status --json` prints it; null when the signal stopped the wait. */
+  review?: StatusResult | null;
 }
 
 /** What a delivery would do: the object `bds deliver --dry-run --json` prints. */
@@ -98,7 +98,22 @@ export async function deliverFolder(options: DeliverOptions, op: Operation): Pro
   const folder = await checkDeliveryFolder(options, op);
   const result = await runDelivery(folder, target, options, op);
   if (!review || 'dry_run' in result) return result;
-  return { ...result, review: await reviewOf([result], target.sourceId, review, op) };
+  return { ...result, review: await reviewUnlessStopped([result], target.sourceId, review, op) };
+}
+
+/**
+ * The review of months delivered; null when the signal stops the wait. The delivery stands whatever the wait
+ * does: its result is returned, and the caller (whose signal it is) reports the interruption.
+ */
+export async function reviewUnlessStopped(
+  ...[months, sourceId, choices, op]: Parameters<typeof reviewOf>
+): Promise<StatusResult | null> {
+  try {
+    return await reviewOf(months, sourceId, choices, op);
+  } catch (error) {
+    if (op.signal.aborted) return null;
+    throw error;
+  }
 }
 
 /** --force delivers a delivered month again; --skip-delivered counts it as delivered: never both. */

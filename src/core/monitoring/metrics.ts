@@ -10,12 +10,24 @@ export interface MonthKey {
   product: string;
 }
 
-/** How one run ended for one month: 0 when delivered or already delivered, else its exit code. */
+/** The review's verdict as deliver --wait learned it: pending while the batch is received or in review. */
+export type ReviewVerdict = 'accepted' | 'rejected' | 'pending';
+
+const VERDICTS: readonly string[] = ['accepted', 'rejected', 'pending'] satisfies ReviewVerdict[];
+
+/**
+ * How one run ended for one month: the delivery's own outcome, 0 when delivered or already delivered (whatever
+ * a wait for the review after it ended in), else its exit code.
+ */
 export interface MonthRun extends MonthKey {
   exitCode: number;
   /** The data file's size and records, when the run got that far. */
   bytes: number | null;
   records: number | null;
+  /** This run confirmed a new batch (not one found delivered). */
+  newBatch?: boolean | undefined;
+  /** What the run's wait learned of the review; undefined without a wait, or when it was stopped. */
+  review?: ReviewVerdict | undefined;
 }
 
 /** A month's samples; a value no run has given yet (no success so far) is left out of the file. */
@@ -25,9 +37,10 @@ export interface MonthMetrics extends MonthKey {
   exitCode?: number;
   bytes?: number;
   records?: number;
+  review?: ReviewVerdict;
 }
 
-type Field = Exclude<keyof MonthMetrics, keyof MonthKey>;
+type Field = Exclude<keyof MonthMetrics, keyof MonthKey | 'review'>;
 
 const METRICS: ReadonlyArray<{ name: string; field: Field; help: string }> = [
   {
@@ -58,6 +71,12 @@ const METRICS: ReadonlyArray<{ name: string; field: Field; help: string }> = [
 ];
 const LABELS = ['source', 'period', 'product'] as const;
 
+/** The review's verdict: a sample of its own, labelled with the state, so that an alert can name it. */
+const REVIEW = {
+  name: 'bds_delivery_review_state',
+  help: "The review's verdict for this month as the last deliver --wait learned it (1 for the state it is in).",
+};
+
 /** A line of an existing file that bds did not write: the file is not bds's to replace. */
 export class ForeignLineError extends Error {
   constructor(readonly line: number) {
@@ -81,6 +100,8 @@ export function mergeRuns(earlier: MonthMetrics[], runs: MonthRun[], at: number)
       lastSuccess: succeeded ? at : before?.lastSuccess,
       bytes: succeeded ? (run.bytes ?? undefined) : before?.bytes,
       records: succeeded ? (run.records ?? undefined) : before?.records,
+      // A verdict holds for its batch: a new batch delivered without a wait leaves no verdict known.
+      review: run.review ?? (run.newBatch ? undefined : before?.review),
     });
   }
   return [...months.values()].sort(
@@ -91,13 +112,18 @@ export function mergeRuns(earlier: MonthMetrics[], runs: MonthRun[], at: number)
 /** The Prometheus text format: each gauge's HELP and TYPE, then its samples, without timestamps. */
 export function renderMetrics(months: MonthMetrics[]): string {
   const lines: string[] = [];
+  const labels = (month: MonthKey): string =>
+    LABELS.map((label) => `${label}="${escapeLabel(month[label])}"`).join(',');
   for (const { name, field, help } of METRICS) {
     lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} gauge`);
     for (const month of months) {
       const value = month[field];
-      if (value !== undefined)
-        lines.push(`${name}{${LABELS.map((label) => `${label}="${escapeLabel(month[label])}"`).join(',')}} ${value}`);
+      if (value !== undefined) lines.push(`${name}{${labels(month)}} ${value}`);
     }
+  }
+  lines.push(`# HELP ${REVIEW.name} ${REVIEW.help}`, `# TYPE ${REVIEW.name} gauge`);
+  for (const month of months) {
+    if (month.review) lines.push(`${REVIEW.name}{${labels(month)},state="${month.review}"} 1`);
   }
   return `${lines.join('\n')}\n`;
 }
@@ -109,10 +135,13 @@ export function parseMetrics(text: string): MonthMetrics[] {
     if (line.trim() === '' || line.startsWith('#')) continue;
     const sample = parseSample(line);
     const metric = METRICS.find(({ name }) => name === sample?.name);
-    if (!sample || !metric) throw new ForeignLineError(index + 1);
+    const review = sample?.name === REVIEW.name && sample.value === 1 ? sample.state : undefined;
+    if (!sample || (!metric && !review) || (metric && sample.state !== undefined))
+      throw new ForeignLineError(index + 1);
     const key = keyOf(sample.labels);
     const month = months.get(key) ?? { ...sample.labels };
-    month[metric.field] = sample.value;
+    if (metric) month[metric.field] = sample.value;
+    else month.review = review;
     months.set(key, month);
   }
   return [...months.values()];
@@ -123,17 +152,24 @@ const SAMPLE =
   /^([a-zA-Z_:][a-zA-Z0-9_:]*)\{((?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\.)*",?)*)\}\s+(\S+)(?:\s+-?\d+)?\s*$/;
 const LABEL = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\\n]|\\.)*)"/g;
 
-function parseSample(line: string): { name: string; labels: MonthKey; value: number } | undefined {
+/** A sample's name, month, value, and the review's state label (the review's sample alone has one). */
+function parseSample(
+  line: string,
+): { name: string; labels: MonthKey; value: number; state: ReviewVerdict | undefined } | undefined {
   const match = SAMPLE.exec(line);
   if (!match) return undefined;
   const labels = new Map([...match[2]!.matchAll(LABEL)].map(([, name, value]) => [name!, unescapeLabel(value!)]));
   const value = Number(match[3]);
+  const state = labels.get('state');
+  labels.delete('state');
+  if (state !== undefined && !VERDICTS.includes(state)) return undefined;
   if (!Number.isFinite(value) || labels.size !== LABELS.length || !LABELS.every((label) => labels.has(label)))
     return undefined;
   return {
     name: match[1]!,
     labels: { source: labels.get('source')!, period: labels.get('period')!, product: labels.get('product')! },
     value,
+    state: state as ReviewVerdict | undefined,
   };
 }
 
