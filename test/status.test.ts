@@ -601,6 +601,39 @@ describe('bds deliver --wait', () => {
     // The re-run checks of the two months; no poll.
     expect(count(failing.box, 'list')).toBe(2);
   });
+
+  it('several folders, Ctrl-C during the wait: every month shown delivered, the exit code the signal\'s, no "resume"', async () => {
+    const { box, source, bds } = await setup();
+    const parent = tempDir();
+    const dirs = ['2024-06', '2024-07'].map((period, i) => {
+      const dir = path.join(parent, period);
+      renameSync(makeFolder({ records: 3 + i }).dir, dir);
+      return dir;
+    });
+    const home = tempDir();
+    const stopping = () => {
+      const controller = new AbortController();
+      // The batches stay received: the wait's first sleep is where Ctrl-C comes. The second run finds them delivered.
+      const sleep = async () => void controller.abort(new InterruptedError('SIGINT'));
+      return { signal: controller.signal, sleep, home };
+    };
+    const res = await bds(['deliver', ...dirs, '--wait', '--json'], stopping());
+    expect(res.code).toBe(130);
+    const json = res.json();
+    expect(json).toMatchObject({ exit_code: 130, review: null });
+    expect(json.deliveries.map((d: any) => [d.period, d.batch.status, d.error])).toEqual([
+      ['2024-06', 'received', null],
+      ['2024-07', 'received', null],
+    ]);
+    expect(res.stderr).toContain(
+      `bds: interrupted by SIGINT\nhint: every month was delivered; bds status --source ${source} --since 2024-06 --until 2024-07 --wait waits for the review\n`,
+    );
+    expect(res.stderr).not.toMatch(/resume/);
+    const text = await bds(['deliver', ...dirs, '--wait'], stopping());
+    expect(text.code).toBe(130);
+    expect(text.stdout).toContain('Interrupted while waiting for the review: every folder is delivered.');
+    expect(box.store.batches()).toHaveLength(2);
+  });
 });
 
 describe('the library', () => {
