@@ -115,7 +115,7 @@ export async function checkMany(options: CheckManyOptions, op: Operation): Promi
 function sameFileInRun(first: FolderCheck, later: FolderCheck, result: CheckResult): BdsError {
   return sameFileError(
     { period: first.period, dir: first.given, batchId: undefined, inRun: true },
-    { dataFile: result.data_file, period: later.period, sha256: result.sha256, given: later.given, many: true },
+    { dataName: later.dataName, period: later.period, sha256: result.sha256, given: later.given, many: true },
   );
 }
 
