@@ -23,7 +23,7 @@ import {
   STREAM_HIGH_WATER_MARK,
   framingRefusal,
   headerRefusal,
-  receiveUpload,
+  answerUpload,
   sizeRefusal,
   uploadHeaders,
   type Refusal,
@@ -312,32 +312,15 @@ function jsonRefusal(refusal: Refusal): Reply {
 
 /** The upload route when uploadOrigin is 'api': the storage host's checks, minus signature and expiry. */
 async function uploadToApi(context: ApiContext, exchange: Exchange, batchId: string): Promise<Reply | null> {
-  const batch = context.store.batch(batchId);
-  if (!batch) return errorReply(404, 'batch_not_found', `batch ${batchId} does not exist`);
+  if (!context.store.batch(batchId)) return errorReply(404, 'batch_not_found', `batch ${batchId} does not exist`);
   const refusal =
     framingRefusal(exchange) ?? headerRefusal(exchange, batchId) ?? sizeRefusal(exchange, context.maxUploadBytes);
   if (refusal) return jsonRefusal(refusal);
-  const notAwaiting = () =>
-    errorReply(409, 'already_completed', `batch ${batchId} is already ${context.store.batch(batchId)?.status}`);
-  if (batch.status !== 'awaiting_upload') return notAwaiting();
-
-  const outcome = await receiveUpload(exchange, context.store, batchId);
-  switch (outcome.kind) {
-    case 'gone':
-      return null;
-    case 'incomplete':
-      return errorReply(
-        400,
-        'incomplete_body',
-        `received ${outcome.bytes} bytes, Content-Length said ${outcome.expected}`,
-      );
-    case 'not_awaiting':
-      return notAwaiting();
-    case 'stored':
-      return jsonReply(
-        200,
-        { batch: { id: batchId, status: 'awaiting_upload' }, bytes: outcome.bytes, sha256: outcome.sha256 },
-        { etag: `"${outcome.sha256}"` },
-      );
-  }
+  return answerUpload(exchange, context.store, batchId, {
+    notAwaiting: (status) => errorReply(409, 'already_completed', `batch ${batchId} is already ${status}`),
+    incomplete: (bytes, expected) =>
+      errorReply(400, 'incomplete_body', `received ${bytes} bytes, Content-Length said ${expected}`),
+    stored: ({ bytes, sha256 }) =>
+      jsonReply(200, { batch: { id: batchId, status: 'awaiting_upload' }, bytes, sha256 }, { etag: `"${sha256}"` }),
+  });
 }

@@ -8,7 +8,7 @@ import {
   STREAM_HIGH_WATER_MARK,
   framingRefusal,
   headerRefusal,
-  receiveUpload,
+  answerUpload,
   sizeRefusal,
   uploadHeaders,
   type Refusal,
@@ -103,33 +103,15 @@ export function createStorageServer(context: StorageContext): http.Server {
       }
       const refusal = headerRefusal(exchange, batchId) ?? sizeRefusal(exchange, context.maxUploadBytes);
       if (refusal) return xmlRefusal(refusal, requestId);
-      const batch = context.store.batch(batchId);
-      if (!batch) return xmlError(404, 'NoSuchUpload', `batch ${batchId} does not exist`, requestId);
-      const notAwaiting = () =>
-        xmlError(
-          409,
-          'InvalidObjectState',
-          `batch ${batchId} is already ${context.store.batch(batchId)?.status}`,
-          requestId,
-        );
-      if (batch.status !== 'awaiting_upload') return notAwaiting();
-
-      const outcome = await receiveUpload(exchange, context.store, batchId);
-      switch (outcome.kind) {
-        case 'gone':
-          return null;
-        case 'incomplete':
-          return xmlError(
-            400,
-            'IncompleteBody',
-            `received ${outcome.bytes} bytes, Content-Length said ${outcome.expected}`,
-            requestId,
-          );
-        case 'not_awaiting':
-          return notAwaiting();
-        case 'stored':
-          return { status: 200, headers: { etag: `"${outcome.sha256}"` }, body: Buffer.alloc(0) };
-      }
+      if (!context.store.batch(batchId))
+        return xmlError(404, 'NoSuchUpload', `batch ${batchId} does not exist`, requestId);
+      return answerUpload(exchange, context.store, batchId, {
+        notAwaiting: (status) =>
+          xmlError(409, 'InvalidObjectState', `batch ${batchId} is already ${status}`, requestId),
+        incomplete: (bytes, expected) =>
+          xmlError(400, 'IncompleteBody', `received ${bytes} bytes, Content-Length said ${expected}`, requestId),
+        stored: ({ sha256 }) => ({ status: 200, headers: { etag: `"${sha256}"` }, body: Buffer.alloc(0) }),
+      });
     });
   });
 }

@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { BatchStatus, Product, Schema, ScrubReport } from '../core/api/types.js';
+import type { BatchStatus, CreateBatchRequest } from '../core/api/types.js';
 
 export interface SourceRecord {
   id: string;
@@ -16,14 +16,9 @@ export interface UploadRecord {
   sha256: string;
 }
 
-export interface BatchRecord {
+/** A batch as the sandbox keeps it: what the create asked for, and what happened to it since. */
+export interface BatchRecord extends CreateBatchRequest {
   id: string;
-  source_id: string;
-  product: Product;
-  period: string;
-  record_count: number;
-  schema: Schema;
-  report: ScrubReport;
   status: BatchStatus;
   created_at: string;
   /** The X-Service-Client header of the create. */

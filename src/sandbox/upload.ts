@@ -3,9 +3,10 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { pipeline } from 'node:stream/promises';
-import type { Exchange } from './http.js';
+import type { BatchStatus } from '../core/api/types.js';
+import type { Exchange, Reply } from './http.js';
 import { lowerCaseHeaders, RECEIVED_SLOT_MS, type RecordedRequest } from './http.js';
-import type { SandboxStore } from './store.js';
+import type { SandboxStore, UploadRecord } from './store.js';
 
 /** Large buffers so that multi-GiB uploads go at disk speed. */
 export const STREAM_HIGH_WATER_MARK = 1 << 20;
@@ -155,5 +156,34 @@ function countArrival(record: RecordedRequest, bytes: number): void {
 class ResetFault extends Error {
   constructor() {
     super('connection reset by an injected fault');
+  }
+}
+
+/** How an upload route words its answers: the API's JSON errors, or the storage host's XML ones. */
+export interface UploadAnswers {
+  notAwaiting(status: BatchStatus | undefined): Reply;
+  incomplete(bytes: number, expected: number): Reply;
+  stored(upload: UploadRecord): Reply;
+}
+
+/** Takes the upload of an existing batch and answers it; null when there is nobody left to answer. */
+export async function answerUpload(
+  exchange: Exchange,
+  store: SandboxStore,
+  batchId: string,
+  answers: UploadAnswers,
+): Promise<Reply | null> {
+  const notAwaiting = () => answers.notAwaiting(store.batch(batchId)?.status);
+  if (store.batch(batchId)?.status !== 'awaiting_upload') return notAwaiting();
+  const outcome = await receiveUpload(exchange, store, batchId);
+  switch (outcome.kind) {
+    case 'gone':
+      return null;
+    case 'incomplete':
+      return answers.incomplete(outcome.bytes, outcome.expected);
+    case 'not_awaiting':
+      return notAwaiting();
+    case 'stored':
+      return answers.stored({ bytes: outcome.bytes, sha256: outcome.sha256 });
   }
 }
