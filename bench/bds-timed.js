@@ -18,7 +18,7 @@ const code = await main(process.argv.slice(2), {
   observe: (event) => {
     if (event.type !== 'step') return;
     process.stderr.write(
-      `event ${JSON.stringify({ at: performance.now(), type: event.type, step: event.step, subject: event.subject, fromCache: event.fromCache })}\n`,
+      `event ${JSON.stringify({ at: performance.now(), type: event.type, step: event.step, fromCache: event.fromCache })}\n`,
     );
   },
 });

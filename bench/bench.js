@@ -578,18 +578,21 @@ class Bench {
       if (out.sha256 !== this.plainSha256)
         throw new Error(`${what} gave sha256 ${out.sha256}, earlier ${this.plainSha256}`);
     }
-    const at = (step, subject) =>
-      res.events.find((e) => e.step === step && (subject === undefined || e.subject === subject));
+    const at = (step) => res.events.find((e) => e.step === step);
     if (at('checked')?.fromCache !== fromCache) {
       throw new Error(
         `${what}: its pass was ${at('checked')?.fromCache ? '' : 'not '}remembered, expected ${fromCache ? '' : 'not '}to be`,
       );
     }
+    const between = (from, to) => (at(to)?.at - at(from)?.at) / 1000;
+    const preflight = between('checking', 'checked');
+    // A step event that is missing means the bench no longer knows bds's events: fail, rather than print n/a.
+    if (Number.isNaN(preflight)) throw new Error(`${what}: no 'checking' or 'checked' step event from bds-timed.js`);
     return {
       out,
       wall: res.wall,
-      preflight: (at('checked')?.at - at('checking', 'file')?.at) / 1000,
-      upload: (at('completing')?.at - at('uploading')?.at) / 1000,
+      preflight,
+      upload: between('uploading', 'completing'),
       peakRss: res.peakRss,
       cpu: res.cpu,
       others: res.others,
