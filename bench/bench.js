@@ -1170,7 +1170,13 @@ function onlyReport(loads, data) {
     curl: (r) => r.wall,
     inflate: (r) => r.seconds,
     pigz: (r) => r.seconds,
+    // The pre-flights, which the targets compare with the inflate and pigz.
+    firstAndRerun: (r) => r.first.preflight,
+    checkThenDeliver: (r) => r.check.preflight,
+    plainDeliver: (r) => r.preflight,
   };
+  const ratioOfMedians = (runs, over, under) =>
+    ratio(median(runs[over].map(figure[over])) / median(runs[under].map(figure[under])));
   for (const [loadName, { runs, retried }] of Object.entries(loads)) {
     const lines = [`${loadName} (${retried} runs made again):`];
     for (const [name, results] of Object.entries(runs)) {
@@ -1183,6 +1189,12 @@ function onlyReport(loads, data) {
       if (cpu.some(Number.isFinite))
         lines.push(`    CPU ${cpu.map(seconds).join(', ')}; median ${seconds(median(cpu))}`);
     }
+    if (runs.firstAndRerun && runs.inflate)
+      lines.push(`  pre-flight / bare inflate, of the medians: ${ratioOfMedians(runs, 'firstAndRerun', 'inflate')}`);
+    if (runs.plainDeliver && runs.pigz)
+      lines.push(
+        `  pre-flight of the plain .jsonl / pigz, of the medians: ${ratioOfMedians(runs, 'plainDeliver', 'pigz')}`,
+      );
     if (runs.upload && runs.curl) {
       const ratios = runs.upload.map((r, k) => runs.curl[k].wall / r.upload);
       lines.push(
