@@ -32,85 +32,125 @@ const UNTRUSTED = new Set([
   'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
 ]);
 
+/** The steps in order, each one line of doctor's; the first that fails ends them (nothing after it can work). */
 export async function networkChecks(runtime: Runtime, baseUrl: URL, signal: AbortSignal): Promise<NetworkFindings> {
   const findings: Finding[] = [];
   const done = (reached: boolean): NetworkFindings => ({ findings, reached });
   const limits: Limits = { timeoutMs: runtime.http?.connectTimeoutMs ?? DEFAULT_TUNING.connectTimeoutMs, signal };
-  const target = hostPort(baseUrl);
 
-  const choice = proxyFor(baseUrl, runtime.env);
-  let proxy: URL | undefined;
-  if (choice) {
-    const parsed = parseProxyUrl(choice.url);
-    if (!parsed || !['http:', 'https:'].includes(parsed.protocol)) {
-      findings.push(
-        fail(
-          'proxy',
-          `${choice.variable} is not a proxy URL bds can use`,
-          `write it as http://host:port in ${choice.variable}`,
-          EXIT_CODES.usage,
-        ),
-      );
-      return done(false);
-    }
-    proxy = parsed;
-    findings.push(ok('proxy', `${redactUrl(proxy).replace(/\/$/, '')} (from ${choice.variable}) for ${baseUrl.host}`));
-  } else {
-    findings.push(ok('proxy', `none: ${baseUrl.host} is reached directly`));
-  }
+  const proxy = proxyCheck(baseUrl, runtime.env);
+  findings.push(proxy.finding);
+  if (proxy.finding.status === 'fail') return done(false);
   findings.push(caCheck(runtime));
 
-  // Through a proxy, bds never looks up the API's name itself: the proxy does.
-  const first = proxy ? { ...hostPort(proxy), what: 'the proxy ' } : { ...target, what: '' };
-  let address: string;
-  try {
-    const addresses = await lookup(first.host, limits);
-    address = addresses[0]!.address;
-    findings.push(ok('name lookup', `${first.what}${first.host} is ${addresses.map((a) => a.address).join(', ')}`));
-  } catch (error) {
-    stopIfAborted(signal);
-    findings.push(
-      fail(
-        'name lookup',
-        `${first.what}${first.host}: ${errnoCode(error) === 'ENOTFOUND' ? 'no such host' : `lookup failed (${errnoCode(error) ?? 'unknown'})`}`,
-        proxy
-          ? `check the proxy's name in ${choice!.variable}`
-          : 'check the base URL for a typo (--base-url, BDS_BASE_URL or baseUrl)',
-        EXIT_CODES.network,
-      ),
-    );
-    return done(false);
-  }
-
-  const started = runtime.now().getTime();
-  try {
-    await connect(address, first.port, limits);
-    findings.push(
-      ok('connect', `${first.what}${first.host}:${first.port} (${address}) in ${runtime.now().getTime() - started} ms`),
-    );
-  } catch (error) {
-    stopIfAborted(signal);
-    const code = errnoCode(error);
-    findings.push(
-      fail(
-        'connect',
-        `${first.what}${first.host}:${first.port}: ${code === 'ECONNREFUSED' ? 'connection refused' : code === 'ETIMEDOUT' ? 'timed out' : `failed (${code ?? 'unknown'})`}`,
-        proxy
-          ? `is the proxy in ${choice!.variable} running, and reachable from here?`
-          : 'is the service running there, and is no firewall in the way? (the sandbox: is bds sandbox still running?)',
-        EXIT_CODES.network,
-      ),
-    );
-    return done(false);
-  }
+  const hop = firstHop(baseUrl, proxy.via);
+  const lookedUp = await lookupCheck(hop, limits);
+  findings.push(lookedUp.finding);
+  if (lookedUp.address === undefined) return done(false);
+  const connected = await connectCheck(hop, lookedUp.address, runtime, limits);
+  findings.push(connected);
+  if (connected.status === 'fail') return done(false);
 
   if (baseUrl.protocol !== 'https:') {
     findings.push(ok('TLS', `not used: http:// to this machine`));
     return done(true);
   }
-  const secured = await tlsCheck(target, proxy && { url: proxy, variable: choice!.variable }, limits);
+  const secured = await tlsCheck(hostPort(baseUrl), proxy.via, limits);
   findings.push(secured);
   return done(secured.status !== 'fail');
+}
+
+/** The proxy a request goes through, and the variable that named it. */
+interface Via {
+  url: URL;
+  variable: string;
+}
+
+/** Which proxy applies to the API's host, or direct; a proxy variable bds cannot use is a failure. */
+function proxyCheck(baseUrl: URL, env: Runtime['env']): { finding: Finding; via?: Via } {
+  const choice = proxyFor(baseUrl, env);
+  if (!choice) return { finding: ok('proxy', `none: ${baseUrl.host} is reached directly`) };
+  const url = parseProxyUrl(choice.url);
+  if (!url || !['http:', 'https:'].includes(url.protocol)) {
+    return {
+      finding: fail(
+        'proxy',
+        `${choice.variable} is not a proxy URL bds can use`,
+        `write it as http://host:port in ${choice.variable}`,
+        EXIT_CODES.usage,
+      ),
+    };
+  }
+  return {
+    finding: ok('proxy', `${shown(url)} (from ${choice.variable}) for ${baseUrl.host}`),
+    via: { url, variable: choice.variable },
+  };
+}
+
+/** A proxy's URL as doctor shows it: without credentials or a trailing slash. */
+function shown(proxy: URL): string {
+  return redactUrl(proxy).replace(/\/$/, '');
+}
+
+/** Where a connection goes: a bare host (IPv6 without brackets) and a port, as url-rules' hostPort gives it. */
+type Target = ReturnType<typeof hostPort>;
+
+/** Where the lookup and the connection go: the proxy when there is one (it looks up the API's name), or the API. */
+interface Hop extends Target {
+  /** How the messages name it: 'the proxy ' or nothing. */
+  what: string;
+  via?: Via;
+}
+
+function firstHop(baseUrl: URL, via: Via | undefined): Hop {
+  return via ? { ...hostPort(via.url), what: 'the proxy ', via } : { ...hostPort(baseUrl), what: '' };
+}
+
+async function lookupCheck(hop: Hop, limits: Limits): Promise<{ finding: Finding; address?: string }> {
+  try {
+    const addresses = await lookup(hop.host, limits);
+    const found = addresses.map((a) => a.address).join(', ');
+    return { finding: ok('name lookup', `${hop.what}${hop.host} is ${found}`), address: addresses[0]!.address };
+  } catch (error) {
+    stopIfAborted(limits.signal);
+    const code = errnoCode(error);
+    return {
+      finding: fail(
+        'name lookup',
+        `${hop.what}${hop.host}: ${code === 'ENOTFOUND' ? 'no such host' : `lookup failed (${code ?? 'unknown'})`}`,
+        hop.via
+          ? `check the proxy's name in ${hop.via.variable}`
+          : 'check the base URL for a typo (--base-url, BDS_BASE_URL or baseUrl)',
+        EXIT_CODES.network,
+      ),
+    };
+  }
+}
+
+async function connectCheck(hop: Hop, address: string, runtime: Runtime, limits: Limits): Promise<Finding> {
+  const started = runtime.now().getTime();
+  try {
+    await connect(address, hop.port, limits);
+    const took = runtime.now().getTime() - started;
+    return ok('connect', `${hop.what}${hop.host}:${hop.port} (${address}) in ${took} ms`);
+  } catch (error) {
+    stopIfAborted(limits.signal);
+    const code = errnoCode(error);
+    const why =
+      code === 'ECONNREFUSED'
+        ? 'connection refused'
+        : code === 'ETIMEDOUT'
+          ? 'timed out'
+          : `failed (${code ?? 'unknown'})`;
+    return fail(
+      'connect',
+      `${hop.what}${hop.host}:${hop.port}: ${why}`,
+      hop.via
+        ? `is the proxy in ${hop.via.variable} running, and reachable from here?`
+        : 'is the service running there, and is no firewall in the way? (the sandbox: is bds sandbox still running?)',
+      EXIT_CODES.network,
+    );
+  }
 }
 
 /** NODE_EXTRA_CA_CERTS, as Node reads it when it starts: a file that cannot be read is ignored by Node. */
@@ -136,60 +176,65 @@ function caCheck(runtime: Runtime): Finding {
   return ok('CA', `${counted(count, 'extra certificate')} from ${file} (NODE_EXTRA_CA_CERTS)`);
 }
 
-async function tlsCheck(
-  target: { host: string; port: number },
-  proxy: { url: URL; variable: string } | undefined,
-  limits: Limits,
-): Promise<Finding> {
+async function tlsCheck(target: Target, proxy: Via | undefined, limits: Limits): Promise<Finding> {
   let socket: tls.TLSSocket;
   try {
     const tunnel = proxy ? await openTunnel(proxy.url, target, limits) : undefined;
     socket = await handshake(target, tunnel, limits);
   } catch (error) {
     stopIfAborted(limits.signal);
-    const code = errnoCode(error);
-    const proxyShown = proxy && redactUrl(proxy.url).replace(/\/$/, '');
-    if (error instanceof ProxyRefusal) {
-      return fail(
-        'TLS',
-        `the proxy ${proxyShown} answered ${error.status} to CONNECT ${target.host}:${target.port}`,
-        error.status === 407
-          ? 'put the proxy user and password in HTTPS_PROXY: http://user:password@host:port'
-          : 'the proxy could not or would not reach the API; check HTTPS_PROXY and NO_PROXY',
-        EXIT_CODES.network,
-      );
-    }
-    if (error instanceof TunnelFailure) {
-      // The proxy took the connection, then closed it (or never answered) before the tunnel was open.
-      return fail(
-        'TLS',
-        `the proxy ${proxyShown} (${proxy!.variable}) failed to open a tunnel to ${target.host}:${target.port}: ` +
-          describeTransportError(error.cause),
-        proxyHint(proxy!.variable),
-        EXIT_CODES.network,
-      );
-    }
-    if (code === 'ERR_SSL_WRONG_VERSION_NUMBER') {
-      return fail(
-        'TLS',
-        `${target.host}:${target.port} did not answer in TLS`,
-        'is this an https:// URL for an http:// server? (the sandbox speaks http://)',
-        EXIT_CODES.network,
-      );
-    }
+    return handshakeFailure(error, target, proxy);
+  }
+  const finding = certificateCheck(socket, target, proxy);
+  socket.destroy();
+  return finding;
+}
+
+/** Why no TLS connection was made: the proxy refused or dropped the tunnel, or the API's end is no TLS. */
+function handshakeFailure(error: unknown, target: Target, proxy: Via | undefined): Finding {
+  if (error instanceof ProxyRefusal) {
     return fail(
       'TLS',
-      `with ${target.host}:${target.port}: ${error instanceof Error ? error.message : String(error)}`,
-      'see the proxy and CA lines above',
+      `the proxy ${shown(proxy!.url)} answered ${error.status} to CONNECT ${target.host}:${target.port}`,
+      error.status === 407
+        ? 'put the proxy user and password in HTTPS_PROXY: http://user:password@host:port'
+        : 'the proxy could not or would not reach the API; check HTTPS_PROXY and NO_PROXY',
       EXIT_CODES.network,
     );
   }
+  if (error instanceof TunnelFailure) {
+    // The proxy took the connection, then closed it (or never answered) before the tunnel was open.
+    return fail(
+      'TLS',
+      `the proxy ${shown(proxy!.url)} (${proxy!.variable}) failed to open a tunnel to ${target.host}:${target.port}: ` +
+        describeTransportError(error.cause),
+      proxyHint(proxy!.variable),
+      EXIT_CODES.network,
+    );
+  }
+  if (errnoCode(error) === 'ERR_SSL_WRONG_VERSION_NUMBER') {
+    return fail(
+      'TLS',
+      `${target.host}:${target.port} did not answer in TLS`,
+      'is this an https:// URL for an http:// server? (the sandbox speaks http://)',
+      EXIT_CODES.network,
+    );
+  }
+  return fail(
+    'TLS',
+    `with ${target.host}:${target.port}: ${error instanceof Error ? error.message : String(error)}`,
+    'see the proxy and CA lines above',
+    EXIT_CODES.network,
+  );
+}
+
+/** The certificate the API's end presented: trusted, signed by an authority Node does not trust, or not valid. */
+function certificateCheck(socket: tls.TLSSocket, target: Target, proxy: Via | undefined): Finding {
   const certificate = socket.getPeerCertificate();
   const issuer = firstOf(certificate.issuer?.O) ?? firstOf(certificate.issuer?.CN) ?? 'an unnamed authority';
   const subject = firstOf(certificate.subject?.CN) ?? target.host;
   const protocol = socket.getProtocol() ?? 'TLS';
   const problem = socket.authorized ? undefined : String(socket.authorizationError ?? 'unverified');
-  socket.destroy();
   if (problem === undefined)
     return ok(
       'TLS',
@@ -233,11 +278,7 @@ class TunnelFailure extends Error {
 }
 
 /** A CONNECT tunnel to `target` through the proxy, with the proxy's credentials as undici would send them. */
-function openTunnel(
-  proxy: URL,
-  target: { host: string; port: number },
-  { timeoutMs, signal }: Limits,
-): Promise<net.Socket> {
+function openTunnel(proxy: URL, target: Target, { timeoutMs, signal }: Limits): Promise<net.Socket> {
   const authority = `${target.host.includes(':') ? `[${target.host}]` : target.host}:${target.port}`;
   const headers: Record<string, string> = { host: authority };
   if (proxy.username) {
@@ -272,11 +313,7 @@ function openTunnel(
 }
 
 /** The TLS handshake; the certificate is judged by the caller (so that an untrusted one can be named). */
-function handshake(
-  target: { host: string; port: number },
-  tunnel: net.Socket | undefined,
-  limits: Limits,
-): Promise<tls.TLSSocket> {
+function handshake(target: Target, tunnel: net.Socket | undefined, limits: Limits): Promise<tls.TLSSocket> {
   const servername = net.isIP(target.host) ? undefined : target.host;
   const socket = tls.connect({
     ...(tunnel ? { socket: tunnel } : { host: target.host, port: target.port }),
