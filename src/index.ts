@@ -118,7 +118,7 @@ export interface UploadOptions {
 /** What messages call the settings a caller gave: the options, not the CLI's flags. */
 const OPTION_NAMES: SettingNames = {
   baseUrl: 'the baseUrl option',
-  source: 'the sourceId option',
+  sourceId: 'the sourceId option',
   profile: 'the profile option',
   config: 'the config option',
 };
@@ -289,7 +289,7 @@ async function withOperation<T>(
       baseUrl: options.baseUrl,
       profile: options.profile,
       config: options.config,
-      source: options.sourceId,
+      sourceId: options.sourceId,
       // Checked as the CLI's --limit-rate is, with BDS_LIMIT_RATE and the config file's limitRate under it.
       limitRate:
         options.limitRate === undefined

@@ -25,7 +25,7 @@ export async function runCommand(
   const io = outputFor(runtime, options);
   const flags = {
     baseUrl: options.baseUrl,
-    source: options.source,
+    sourceId: options.source,
     profile: options.profile,
     config: options.config,
     pingUrl: options.pingUrl,

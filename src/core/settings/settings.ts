@@ -16,14 +16,14 @@ export type { SettingsWarning } from './text.js';
 /** What the caller calls the settings it gives, for messages: the CLI's flags, or the library's options. */
 export interface SettingNames {
   baseUrl: string;
-  source: string;
+  sourceId: string;
   profile: string;
   config: string;
 }
 
 export const FLAG_NAMES: SettingNames = {
   baseUrl: '--base-url',
-  source: '--source',
+  sourceId: '--source',
   profile: '--profile',
   config: '--config',
 };
@@ -32,7 +32,7 @@ export interface SettingsFlags {
   /** Only from the library's options: on the command line a key would end up in shell history and `ps`. */
   apiKey?: string | undefined;
   baseUrl?: string | undefined;
-  source?: string | undefined;
+  sourceId?: string | undefined;
   profile?: string | undefined;
   config?: string | undefined;
   /** deliver's monitoring: --ping-url and --metrics-file. */
@@ -153,7 +153,7 @@ export async function resolveSettings(flags: SettingsFlags, where: SettingsEnvir
       [nonEmpty(fromFile.values.baseUrl), fromFile.from],
     ),
     sourceId: pick<string>(
-      [nonEmpty(flags.source), names.source],
+      [nonEmpty(flags.sourceId), names.sourceId],
       [nonEmpty(env.BDS_SOURCE_ID), 'BDS_SOURCE_ID'],
       [nonEmpty(fromFile.values.sourceId), fromFile.from],
     ),
@@ -264,7 +264,7 @@ export function requireBaseUrl({
 export function requireSource(settings: Settings): string {
   if (!settings.sourceId) {
     throw new UsageError('no source id', {
-      hint: `set ${settings.names.source}, BDS_SOURCE_ID or sourceId in a config file (bds register-source creates one)`,
+      hint: `set ${settings.names.sourceId}, BDS_SOURCE_ID or sourceId in a config file (bds register-source creates one)`,
     });
   }
   return settings.sourceId.value;
