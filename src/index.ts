@@ -52,13 +52,8 @@ export type {
   CheckOptions,
   CheckResult,
 } from './core/delivery/check.js';
-export type { DeliverOptions, DeliverResult, DryRunResult } from './core/delivery/deliver.js';
-export type {
-  DeliverManyOptions,
-  DeliverManyResult,
-  FailedDelivery,
-  MonthResult,
-} from './core/delivery/deliver-many.js';
+export type { DeliverOptions, DeliverResult, DryRunResult, FailedDelivery } from './core/delivery/deliver.js';
+export type { DeliverManyOptions, DeliverManyResult, MonthResult } from './core/delivery/deliver-many.js';
 export type { FailureData } from './core/delivery/failure.js';
 export type { SchemaChanges } from './core/delivery/plan.js';
 export type { ColumnChange, ColumnDiff, ColumnEntry } from './core/preflight/columns.js';

@@ -112,6 +112,24 @@ describe('bds deliver <dir>...', () => {
     expect(sent).not.toContain('complete');
   });
 
+  it("the runtime's observer sees each month's events once", async () => {
+    const box = await sandbox();
+    const folders = months(['2024-01', '2024-02']);
+    const steps: string[] = [];
+    const observe = (event: DeliveryEvent): void => {
+      if (event.type === 'step') steps.push(`${event.period} ${event.step}`);
+    };
+    const args = ['deliver', ...folders.map((f) => f.dir), '--source', newSource(box), '--jobs', '1'];
+    const res = await run(args, { env: sandboxEnv(box), observe });
+    expect(res.code).toBe(0);
+    const steps2024 = (period: string) => steps.filter((step) => step.startsWith(period));
+    for (const period of ['2024-01', '2024-02']) {
+      expect(steps2024(period)).toEqual(
+        ['checking', 'checked', 'creating', 'uploading', 'completing', 'done'].map((step) => `${period} ${step}`),
+      );
+    }
+  });
+
   it('--dry-run: every month checked and its verdict shown, nothing created', async () => {
     const box = await sandbox();
     const source = newSource(box);

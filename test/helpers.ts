@@ -134,6 +134,8 @@ export interface RunOptions {
   platform?: NodeJS.Platform;
   /** What standard input holds (a pipe, not a terminal); default nothing at all. */
   stdin?: string;
+  /** Sees every event of the run (the runtime's observer, as the benchmark's). */
+  observe?: CliRuntime['observe'];
 }
 
 export interface RunResult {
@@ -178,6 +180,7 @@ export async function run(argv: string[], options: RunOptions = {}): Promise<Run
     random: () => 0.5,
     isProcessAlive: options.isProcessAlive ?? (() => false),
     http: { ...FAST_HTTP, ...options.http },
+    ...(options.observe ? { observe: options.observe } : {}),
   };
   const code = await main(argv, ctx);
   return { code, stdout: stdout.text, stderr: stderr.text, json: () => JSON.parse(stdout.text) };

@@ -3,11 +3,9 @@
 // core does the work (core/monitoring/, core/api/ping-client.ts); this says what failed, in one warning each, and never
 // changes the exit code.
 
-import type { DeliveryEvent } from '../core/delivery/events.js';
 import { LogTail } from '../core/monitoring/log-tail.js';
 import type { MonthRun } from '../core/monitoring/metrics.js';
 import { updateMetricsFile } from '../core/monitoring/metrics-file.js';
-import { MonthsBegun } from '../core/monitoring/months.js';
 import { RunPings } from '../core/monitoring/ping.js';
 import type { Operation } from '../core/operation.js';
 import type { Runtime } from '../core/runtime.js';
@@ -18,18 +16,13 @@ import type { IO } from './output/io.js';
 export class RunMonitor {
   /** What the IO logs once a ping URL is known, for the end ping's body. */
   private readonly tail = new LogTail();
-  private readonly begun = new MonthsBegun();
   private pings: RunPings | undefined;
   private metricsFile: string | undefined;
-  private source: string | undefined;
-  /** From the command's result; without one (the run failed as a whole), the months whose delivery began. */
-  private months: MonthRun[] | undefined;
+  /** What the command's run was about; none when it failed before it returned. */
+  private months: MonthRun[] = [];
 
   /** `delivers`: false for a run that delivers nothing (a dry run), which leaves the metrics file alone. */
   constructor(private readonly delivers: boolean) {}
-
-  /** Sees the run's events (before the run starts: give it to the Operation). */
-  readonly onEvent = (event: DeliveryEvent): void => this.begun.onEvent(event);
 
   /**
    * Before the command's work: the ping URL and metrics file from the settings (from flags and environment
@@ -37,14 +30,13 @@ export class RunMonitor {
    * URL that is no http(s) URL is a usage error.
    */
   async start(op: Operation, io: IO, flags: SettingsFlags): Promise<void> {
-    let settings: Pick<Settings, 'pingUrl' | 'metricsFile' | 'sourceId'>;
+    let settings: Pick<Settings, 'pingUrl' | 'metricsFile'>;
     try {
       settings = await op.settings();
     } catch {
-      settings = { ...monitoringSettings(flags, op.runtime), sourceId: undefined };
+      settings = monitoringSettings(flags, op.runtime);
     }
     this.metricsFile = settings.metricsFile?.value;
-    this.source = settings.sourceId?.value;
     if (!settings.pingUrl) return;
     // The HTTP layer (undici, 10 MB of memory) loads only for a run that pings: a check or a delivery without a
     // ping URL loads it at its first request to the service, if any.
@@ -71,14 +63,14 @@ export class RunMonitor {
     this.pings.start(op.signal);
   }
 
-  /** The months the command's result was about. */
+  /** The months the command's run was about (months.ts: a run that failed once months began names them too). */
   delivered(months: MonthRun[]): void {
     this.months = months;
   }
 
   /** After the result or the error is printed: the metrics file, then the end ping (its body tells of the file). */
   async finish(exitCode: number, io: IO, runtime: Runtime): Promise<void> {
-    const months = this.months ?? this.begun.runs(exitCode, this.source);
+    const { months } = this;
     if (this.metricsFile && this.delivers && months.length > 0) {
       try {
         const { pid, hostname, platform, isProcessAlive, processStartedAt } = runtime;

@@ -3,7 +3,6 @@
 // prints, and a failure is rendered here, the one place that turns an error into what a person reads.
 
 import type { Command } from 'commander';
-import type { EventListener } from '../core/delivery/events.js';
 import { BdsError, InterruptedError, toBdsError, UsageError } from '../core/errors.js';
 import { Operation } from '../core/operation.js';
 import type { CommandSpec, CommonOptions } from './command.js';
@@ -35,7 +34,7 @@ export async function runCommand(
   const op = new Operation(runtime, flags, {
     signal: runtime.signal,
     onEvent: noticePrinter(io),
-    observe: monitor ? both(monitor.onEvent, runtime.observe) : runtime.observe,
+    observe: runtime.observe,
     log: (line) => io.verbose(line),
     onSecret: (secret) => io.addSecret(secret),
   });
@@ -58,13 +57,6 @@ export async function runCommand(
   // interrupted run is pinged too.
   await monitor?.finish(code, io, runtime);
   return code;
-}
-
-function both(first: EventListener, second: EventListener | undefined): EventListener {
-  return (event) => {
-    first(event);
-    second?.(event);
-  };
 }
 
 /** A failure outside any command's run. */

@@ -22,6 +22,13 @@ export function formatDuration(ms: number): string {
   return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
 }
 
+/** A duration as --timeout takes it (commands/review-options.ts reads it): 30m, 1h30m, 90s. */
+export function writtenDuration(ms: number): string {
+  const seconds = Math.round(ms / 1000);
+  const [h, m, s] = [Math.floor(seconds / 3600), Math.floor(seconds / 60) % 60, seconds % 60];
+  return `${h ? `${h}h` : ''}${m ? `${m}m` : ''}${s || seconds === 0 ? `${s}s` : ''}`;
+}
+
 export { counted, plural } from '../../core/plural.js';
 
 export function formatRate(bytes: number, ms: number): string {

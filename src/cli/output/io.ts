@@ -12,7 +12,7 @@ import type { Env } from '../../core/runtime.js';
 import type { InputStream, OutputStream } from '../runtime.js';
 import { KEY_PREFIXES } from '../../core/api/types.js';
 import { timestamp } from './format.js';
-import { githubAnnotation, inGithubActions } from './github.js';
+import { appendStepSummary, githubAnnotation, inGithubActions } from './github.js';
 import { LiveBlock } from './live-block.js';
 import { progressBar, progressLine, type ProgressVerb } from './progress.js';
 import { LineThrottle } from './throttle.js';
@@ -252,6 +252,17 @@ export class IO {
         (this.flags.verbose && stack ? `${this.err.dim(stack)}\n` : '') +
         (inGithubActions(this.options.env) ? githubAnnotation(message) : ''),
     );
+  }
+
+  /** In GitHub Actions, a table on the job's page ($GITHUB_STEP_SUMMARY); a file it cannot write is a warning. */
+  stepSummary(title: string, rows: string[][], header?: string[]): void {
+    const file = this.options.env.GITHUB_STEP_SUMMARY;
+    if (!inGithubActions(this.options.env) || !file) return;
+    try {
+      appendStepSummary(file, title, rows, header);
+    } catch (error) {
+      this.warn(`could not write the GitHub step summary to ${file}: ${(error as Error).message}`);
+    }
   }
 
   /** A failure is about to be reported: a running spinner ends with a cross instead of a tick. */

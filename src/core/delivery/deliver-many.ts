@@ -5,7 +5,7 @@
 
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { PRODUCTS, type BatchStatus, type Product } from '../api/types.js';
+import { PRODUCTS, type Product } from '../api/types.js';
 import { AuthError, BdsError, EXIT_CODES, UsageError, abortError, toBdsError } from '../errors.js';
 import type { Operation } from '../operation.js';
 import { pathsOf } from '../platform.js';
@@ -13,16 +13,19 @@ import {
   checkChoices,
   checkDeliveryFolder,
   deliveryTarget,
+  failedDelivery,
+  resultOf,
+  reviewUnlessStopped,
   runDelivery,
   type DeliverResult,
+  type DeliverRun,
   type DeliveryChoices,
   type DeliveryTarget,
   type DryRunResult,
+  type FailedDelivery,
   type MonthInRun,
-  reviewUnlessStopped,
 } from './deliver.js';
 import { schemaColumns } from '../preflight/columns.js';
-import type { DeliveryEvent } from './events.js';
 import type { SchemaBaseline } from './plan.js';
 import { listFolder, type FolderCheck } from '../preflight/folder.js';
 import { checkJobs } from './jobs.js';
@@ -39,20 +42,6 @@ export interface DeliverManyOptions extends DeliveryChoices, ReviewChoices {
   sourceId?: string | undefined;
   /** How many months run at once: 1 to 8, default 2. */
   jobs?: number | undefined;
-}
-
-/** What a month that failed got as far as: what its pass found, the batch it created. */
-export interface FailedDelivery {
-  source_id: string;
-  product: Product;
-  period: string;
-  record_count: number | null;
-  bytes: number | null;
-  sha256: string | null;
-  batch: { id: string; status: BatchStatus | null } | null;
-  skipped: false;
-  resumed: false;
-  schema_changes: null;
 }
 
 /** One month's outcome: the single delivery's object (or as much of it as was done), its folder and error. */
@@ -74,7 +63,16 @@ export interface DeliverManyResult {
   review?: StatusResult | null;
 }
 
+/** The library's deliverMany: the run's result, or its error thrown. */
 export async function deliverMany(options: DeliverManyOptions, op: Operation): Promise<DeliverManyResult> {
+  return resultOf(await runDeliverMany(options, op));
+}
+
+/** Several folders; only what comes before the first month's delivery, and a wait that fails, fail the run. */
+export async function runDeliverMany(
+  options: DeliverManyOptions,
+  op: Operation,
+): Promise<DeliverRun<DeliverManyResult>> {
   if (options.dirs.length === 0) throw new UsageError('no folder to deliver');
   checkChoices(options);
   const review = checkReviewChoices(options);
@@ -124,16 +122,26 @@ export async function deliverMany(options: DeliverManyOptions, op: Operation): P
     ? abortError(op.signal)
     : keyRefused && new AuthError(`the key was refused for ${keyRefused.period} ${keyRefused.product}`);
   for (let index = next; stoppedBy && index < folders.length; index++) {
-    results[index] = failed(folders[index]!, target.sourceId, {}, stoppedBy, `not started: ${stoppedBy.message}`);
+    const error = failureData(stoppedBy, `not started: ${stoppedBy.message}`);
+    results[index] = { ...failedDelivery(folders[index]!, target.sourceId, {}), dir: folders[index]!.dir, error };
   }
-  if (op.signal.aborted) return { deliveries: results, exit_code: abortError(op.signal).exitCode };
-  const firstFailure = results.find((result) => result.error !== null);
-  if (!review) return { deliveries: results, exit_code: firstFailure?.error?.exit_code ?? EXIT_CODES.ok };
+  const result = (fields: Omit<DeliverManyResult, 'deliveries'>): DeliverRun<DeliverManyResult> => ({
+    result: { deliveries: results, ...fields },
+    review,
+  });
+  if (op.signal.aborted) return result({ exit_code: abortError(op.signal).exitCode });
+  const firstFailure = results.find((month) => month.error !== null);
+  if (!review) return result({ exit_code: firstFailure?.error?.exit_code ?? EXIT_CODES.ok });
   // The review is waited for once every month is delivered: a failure is told at once, not after the wait.
-  if (firstFailure) return { deliveries: results, exit_code: firstFailure.error!.exit_code, review: null };
-  const reviewed = await reviewUnlessStopped(results, target.sourceId, review, op);
-  if (!reviewed) return { deliveries: results, exit_code: abortError(op.signal).exitCode, review: null };
-  return { deliveries: results, exit_code: reviewed.exit_code, review: reviewed };
+  if (firstFailure) return result({ exit_code: firstFailure.error!.exit_code, review: null });
+  let reviewed: StatusResult | null;
+  try {
+    reviewed = await reviewUnlessStopped(results, target.sourceId, review, op);
+  } catch (thrown) {
+    return { thrown, months: results };
+  }
+  if (!reviewed) return result({ exit_code: abortError(op.signal).exitCode, review: null });
+  return result({ exit_code: reviewed.exit_code, review: reviewed });
 }
 
 /**
@@ -182,14 +190,6 @@ async function checkAll(options: DeliverManyOptions, op: Operation): Promise<Fol
   );
 }
 
-/** What a month's events told of it, for the result of a month that fails half-way. */
-interface MonthRecords {
-  recordCount?: number;
-  bytes?: number;
-  sha256?: string;
-  batchId?: string;
-}
-
 /** The month of the same product before `index` in this run, if any: its schema is the one to compare with. */
 function runEarlier(folders: FolderCheck[], index: number): SchemaBaseline | undefined {
   const { product } = folders[index]!;
@@ -199,7 +199,7 @@ function runEarlier(folders: FolderCheck[], index: number): SchemaBaseline | und
   );
 }
 
-/** One month as a single delivery; its failure becomes its result. Either way an 'ended' event says it is over. */
+/** One month as a single delivery; its failure is its result. Either way an 'ended' event says it is over. */
 async function deliverMonth(
   folder: FolderCheck,
   target: DeliveryTarget,
@@ -207,25 +207,11 @@ async function deliverMonth(
   op: Operation,
   month: MonthInRun,
 ): Promise<MonthResult> {
-  const records: MonthRecords = {};
-  const onEvent = (event: DeliveryEvent): void => {
-    if (event.type === 'step' && event.step === 'checked')
-      Object.assign(records, { recordCount: event.recordCount, bytes: event.bytes, sha256: event.sha256 });
-    if (event.type === 'step' && 'batchId' in event) records.batchId = event.batchId;
-    op.onEvent(event);
-  };
-  let result: MonthResult;
-  try {
-    // --verbose's lines of several months at once interleave: each names its month.
-    const log = op.log && ((line: string) => op.log!(`${folder.period} ${folder.product}: ${line}`));
-    result = {
-      ...(await runDelivery(folder, target, choices, op.with({ onEvent, log }), month)),
-      dir: folder.dir,
-      error: null,
-    };
-  } catch (thrown) {
-    result = failed(folder, target.sourceId, records, toBdsError(thrown));
-  }
+  // --verbose's lines of several months at once interleave: each names its month.
+  const log = op.log && ((line: string) => op.log!(`${folder.period} ${folder.product}: ${line}`));
+  const outcome = await runDelivery(folder, target, choices, op.with({ log }), month);
+  const error = 'thrown' in outcome ? failureData(toBdsError(outcome.thrown)) : null;
+  const result = { ...outcome.result, dir: folder.dir, error };
   ended(op, folder, result.error);
   return result;
 }
@@ -238,27 +224,4 @@ function ended(op: Operation, folder: FolderCheck, error: FailureData | null): v
   } catch {
     // The listener's trouble; this month's result stands.
   }
-}
-
-function failed(
-  folder: FolderCheck,
-  sourceId: string,
-  records: MonthRecords,
-  error: BdsError,
-  message = error.message,
-): MonthResult {
-  return {
-    batch: records.batchId === undefined ? null : { id: records.batchId, status: null },
-    source_id: sourceId,
-    product: folder.product,
-    period: folder.period,
-    record_count: records.recordCount ?? null,
-    bytes: records.bytes ?? null,
-    sha256: records.sha256 ?? null,
-    skipped: false,
-    resumed: false,
-    schema_changes: null,
-    dir: folder.dir,
-    error: failureData(error, message),
-  };
 }

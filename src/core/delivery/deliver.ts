@@ -6,18 +6,25 @@
 import type { BatchListEntry, BatchStatus, Product } from '../api/types.js';
 import { UsageError, type BdsError } from '../errors.js';
 import type { ApiAccess, Operation } from '../operation.js';
+import { withDeferred } from '../deferred.js';
 import { requireHomeFor, stateDir } from '../settings/dirs.js';
 import { uploadRate } from '../settings/rate.js';
 import { requireSource } from '../settings/settings.js';
 import { Delivery } from './delivery.js';
 import { checkFolder, type FolderCheck, type FolderOptions } from '../preflight/folder.js';
 import { takeLock } from './lock.js';
-import { compareSchema, planFolder, type SchemaBaseline, type SchemaChanges } from './plan.js';
+import { compareSchema, planFolder, type DeliveryPlan, type SchemaBaseline, type SchemaChanges } from './plan.js';
 import { RateLimiter } from './rate-limit.js';
 import { RecordStore } from './record-store.js';
 import { removeCopy } from '../datapass/data-pass.js';
 import type { RerunDecision } from './rerun.js';
-import { checkReviewChoices, reviewOf, type ReviewChoices, type StatusResult } from '../status/status.js';
+import {
+  checkReviewChoices,
+  reviewOf,
+  type ReviewChoices,
+  type ReviewRules,
+  type StatusResult,
+} from '../status/status.js';
 import { recordedDir, type SameFile } from './same-file.js';
 import { failureData, type FailureData } from './failure.js';
 
@@ -91,14 +98,68 @@ export interface DeliveryTarget {
 /** What a delivery may do once its folder is checked. */
 export type DeliveryChoices = Pick<DeliverOptions, 'force' | 'dryRun' | 'skipDelivered'>;
 
+/** What a month that failed got as far as: what its pass found, the batch it created. */
+export interface FailedDelivery {
+  source_id: string;
+  product: Product;
+  period: string;
+  record_count: number | null;
+  bytes: number | null;
+  sha256: string | null;
+  batch: { id: string; status: BatchStatus | null } | null;
+  skipped: false;
+  resumed: false;
+  schema_changes: null;
+}
+
+/**
+ * One month's delivery as data: delivered, a dry run, or failed with what it had learned and what was thrown,
+ * which only the single-folder entry throws (as it was: a library caller's own exception comes back as is).
+ * `passBegun`: the lock was taken and the pass over the data file began, which makes the run one of this
+ * month's (for the metrics file).
+ */
+export type MonthOutcome =
+  { result: DeliverResult | DryRunResult } | { result: FailedDelivery; thrown: unknown; passBegun: boolean };
+
+/** The months a run is about, as its results name them. */
+export type RunMonth = Pick<DeliverySummary, 'source_id' | 'period' | 'product'>;
+
+/**
+ * A run of deliver as its entry gets it: the result, with the rules of the review's verdict when it waits
+ * (undefined when it does not); or, for a run that failed once months had begun, the error and those months.
+ */
+export type DeliverRun<Result> =
+  { result: Result; review: ReviewRules | undefined } | { thrown: unknown; months: RunMonth[] };
+
+/** The library's deliver: the run's result, or its error thrown. */
 export async function deliverFolder(options: DeliverOptions, op: Operation): Promise<DeliverResult | DryRunResult> {
+  return resultOf(await runDeliver(options, op));
+}
+
+/** A run's result; a failed run's error is thrown here, at the edge. */
+export function resultOf<Result>(run: DeliverRun<Result>): Result {
+  if ('thrown' in run) throw run.thrown;
+  return run.result;
+}
+
+/** One folder: checked, delivered, and with `wait` its review waited for. Only what comes before the lock throws. */
+export async function runDeliver(
+  options: DeliverOptions,
+  op: Operation,
+): Promise<DeliverRun<DeliverResult | DryRunResult>> {
   checkChoices(options);
   const review = checkReviewChoices(options);
   const target = await deliveryTarget(op);
   const folder = await checkDeliveryFolder(options, op);
-  const result = await runDelivery(folder, target, options, op);
-  if (!review || 'dry_run' in result) return result;
-  return { ...result, review: await reviewUnlessStopped([result], target.sourceId, review, op) };
+  const outcome = await runDelivery(folder, target, options, op);
+  if ('thrown' in outcome) return { thrown: outcome.thrown, months: outcome.passBegun ? [outcome.result] : [] };
+  const { result } = outcome;
+  if (!review || 'dry_run' in result) return { result, review };
+  try {
+    return { result: { ...result, review: await reviewUnlessStopped([result], target.sourceId, review, op) }, review };
+  } catch (thrown) {
+    return { thrown, months: [result] };
+  }
 }
 
 /**
@@ -161,96 +222,158 @@ export async function checkDeliveryFolder(options: FolderOptions, op: Operation)
   return folder;
 }
 
+/** What a month's delivery has learned as it goes, for the result of one that fails half-way. */
+interface Learned {
+  passBegun: boolean;
+  plan?: DeliveryPlan | undefined;
+  delivery?: Delivery | undefined;
+}
+
 /**
  * A checked folder's delivery: the lock, the one pass over its data file, the schema compared with the last
- * delivery's, then the delivery itself (or, for a dry run, what it would do).
+ * delivery's, then the delivery itself (or, for a dry run, what it would do). Its failure is its outcome.
  */
 export async function runDelivery(
   folder: FolderCheck,
-  { sourceId, access, limiter }: DeliveryTarget,
+  target: DeliveryTarget,
   options: DeliveryChoices,
   op: Operation,
   run?: MonthInRun,
+): Promise<MonthOutcome> {
+  const learned: Learned = { passBegun: false };
+  try {
+    return { result: await lockPlanDeliver(folder, target, options, op, run, learned) };
+  } catch (thrown) {
+    return { result: failedDelivery(folder, target.sourceId, learned), thrown, passBegun: learned.passBegun };
+  }
+}
+
+/** Lock, plan, deliver; each released (the client closed, the gzipped copy removed, the lock) whatever happens. */
+function lockPlanDeliver(
+  folder: FolderCheck,
+  target: DeliveryTarget,
+  options: DeliveryChoices,
+  op: Operation,
+  run: MonthInRun | undefined,
+  learned: Learned,
 ): Promise<DeliverResult | DryRunResult> {
   const { runtime } = op;
-  const subject = { period: folder.period, product: folder.product };
   const state = stateDir(runtime);
   const records = new RecordStore(state, runtime.platform);
-  const delivery = { api: access.api, sourceId, ...subject };
-  // Its records and lock need the state folder; a dry run writes nothing.
-  if (!options.dryRun) requireHomeFor(state, runtime.homedir);
-  const unlock = options.dryRun
-    ? undefined
-    : records.inStateFolder(() =>
-        takeLock({
-          file: records.lockFile(delivery),
-          subject: `${sourceId} ${folder.period} ${folder.product}`,
-          owner: { pid: runtime.pid, hostname: runtime.hostname, startedAt: runtime.now().toISOString() },
-          platform: runtime.platform,
-          isProcessAlive: runtime.isProcessAlive,
-          processStartedAt: runtime.processStartedAt,
-        }),
-      );
-  try {
-    const plan = await planFolder(folder, op, { copy: true });
-    try {
-      for (const message of plan.reportWarnings) op.onEvent({ type: 'notice', code: 'warning', ...subject, message });
-      const schemaChanges = compareSchema(records, plan, sourceId, op, run?.earlier);
-      const key = { api: access.api, sourceId, period: plan.period, product: plan.product, sha256: plan.sha256 };
-      const recorded = (): SameFile | undefined => {
-        const record = records.deliveredAsOtherPeriod(key);
-        return record && { period: record.period, dir: recordedDir(record), batchId: record.batchId, inRun: false };
-      };
-      const sameFile = (await run?.sameFileBefore(plan.sha256)) ?? recorded();
-      const client = await op.client(subject);
-      try {
-        const delivery = new Delivery({
-          plan,
-          api: access.api,
-          baseUrl: access.baseUrl.toString(),
-          keyMode: access.key.mode,
-          client,
-          sourceId,
-          force: options.force === true,
-          skipDelivered: options.skipDelivered === true,
-          records,
-          newIdempotencyKey: () => op.newIdempotencyKey(),
-          now: runtime.now,
-          onEvent: op.onEvent,
-          signal: op.signal,
-          sameFile,
-          many: run !== undefined,
-          limiter,
-        });
-        const summary: DeliverySummary = {
-          source_id: sourceId,
-          product: plan.product,
-          period: plan.period,
-          record_count: plan.recordCount,
-          bytes: plan.upload.size,
-          sha256: plan.sha256,
-          schema_changes: schemaChanges,
-        };
-        if (options.dryRun) {
-          const { decision, existing, refusal } = await delivery.preview();
-          return {
-            dry_run: true,
-            ...summary,
-            existing_batch: existing ?? null,
-            would: wouldDo(decision, refusal, sameFile),
-          };
-        }
-        const outcome = await delivery.run();
-        return { batch: outcome.batch, ...summary, skipped: outcome.skipped, resumed: outcome.resumed };
-      } finally {
-        await client.close();
-      }
-    } finally {
-      await removeCopy(plan.upload);
+  return withDeferred(async (defer) => {
+    // Its records and lock need the state folder; a dry run writes nothing.
+    if (!options.dryRun) {
+      requireHomeFor(state, runtime.homedir);
+      defer(lockMonth(folder, target, records, runtime));
     }
-  } finally {
-    unlock?.();
-  }
+    learned.passBegun = true;
+    const plan = await planFolder(folder, op, { copy: true });
+    defer(() => removeCopy(plan.upload));
+    learned.plan = plan;
+    const { schemaChanges, sameFile } = await comparePlan(plan, target, records, op, run);
+    const client = await op.client({ period: plan.period, product: plan.product });
+    defer(() => client.close());
+    const delivery = new Delivery({
+      plan,
+      api: target.access.api,
+      baseUrl: target.access.baseUrl.toString(),
+      keyMode: target.access.key.mode,
+      client,
+      sourceId: target.sourceId,
+      force: options.force === true,
+      skipDelivered: options.skipDelivered === true,
+      records,
+      newIdempotencyKey: () => op.newIdempotencyKey(),
+      now: runtime.now,
+      onEvent: op.onEvent,
+      signal: op.signal,
+      sameFile,
+      many: run !== undefined,
+      limiter: target.limiter,
+    });
+    learned.delivery = delivery;
+    const summary: DeliverySummary = {
+      source_id: target.sourceId,
+      product: plan.product,
+      period: plan.period,
+      record_count: plan.recordCount,
+      bytes: plan.upload.size,
+      sha256: plan.sha256,
+      schema_changes: schemaChanges,
+    };
+    if (options.dryRun) {
+      const { decision, existing, refusal } = await delivery.preview();
+      return {
+        dry_run: true,
+        ...summary,
+        existing_batch: existing ?? null,
+        would: wouldDo(decision, refusal, sameFile),
+      };
+    }
+    const outcome = await delivery.run();
+    return { batch: outcome.batch, ...summary, skipped: outcome.skipped, resumed: outcome.resumed };
+  });
+}
+
+/** The month's lock, taken in the state folder; returns its release. */
+function lockMonth(
+  { period, product }: FolderCheck,
+  { sourceId, access }: DeliveryTarget,
+  records: RecordStore,
+  runtime: Operation['runtime'],
+): () => void {
+  return records.inStateFolder(() =>
+    takeLock({
+      file: records.lockFile({ api: access.api, sourceId, period, product }),
+      subject: `${sourceId} ${period} ${product}`,
+      owner: { pid: runtime.pid, hostname: runtime.hostname, startedAt: runtime.now().toISOString() },
+      platform: runtime.platform,
+      isProcessAlive: runtime.isProcessAlive,
+      processStartedAt: runtime.processStartedAt,
+    }),
+  );
+}
+
+/**
+ * The plan against what came before: the report's warnings told, the schema compared with the last delivery's,
+ * and the other month whose data file this is, if any (of the run, or recorded here).
+ */
+async function comparePlan(
+  plan: DeliveryPlan,
+  { sourceId, access }: DeliveryTarget,
+  records: RecordStore,
+  op: Operation,
+  run: MonthInRun | undefined,
+): Promise<{ schemaChanges: SchemaChanges | null; sameFile: SameFile | undefined }> {
+  const { period, product, sha256 } = plan;
+  for (const message of plan.reportWarnings) op.onEvent({ type: 'notice', code: 'warning', period, product, message });
+  const schemaChanges = compareSchema(records, plan, sourceId, op, run?.earlier);
+  const recorded = (): SameFile | undefined => {
+    const record = records.deliveredAsOtherPeriod({ api: access.api, sourceId, period, product, sha256 });
+    return record && { period: record.period, dir: recordedDir(record), batchId: record.batchId, inRun: false };
+  };
+  return { schemaChanges, sameFile: (await run?.sameFileBefore(sha256)) ?? recorded() };
+}
+
+/** A failed month's result: its folder's month, and what its pass found and the batch it worked on, if it got so far. */
+export function failedDelivery(
+  folder: FolderCheck,
+  sourceId: string,
+  { plan, delivery }: Pick<Learned, 'plan' | 'delivery'>,
+): FailedDelivery {
+  const batchId = delivery?.batchId;
+  return {
+    batch: batchId === undefined ? null : { id: batchId, status: null },
+    source_id: sourceId,
+    product: folder.product,
+    period: folder.period,
+    record_count: plan?.recordCount ?? null,
+    bytes: plan?.upload.size ?? null,
+    sha256: plan?.sha256 ?? null,
+    skipped: false,
+    resumed: false,
+    schema_changes: null,
+  };
 }
 
 /** `refusal`: what a real run would stop with (preview's); `sameFile`: the other month whose data file this is. */

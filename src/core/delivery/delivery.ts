@@ -66,6 +66,7 @@ export class Delivery {
   private record: DeliveryRecord | undefined;
   /** This machine's record of the same file delivered with a key of the other mode: it never counts for this one. */
   private readonly otherModeRecord: DeliveryRecord | undefined;
+  private stepBatchId: string | undefined;
 
   constructor(options: DeliveryOptions) {
     this.options = options;
@@ -90,6 +91,11 @@ export class Delivery {
     const { records, baseUrl, plan } = this.options;
     const record = records.readVersion1(this.key, baseUrl);
     return record && { ...record, inputsDigest: plan.inputsDigest, columns: plan.columns };
+  }
+
+  /** The batch this run's latest step worked on (uploading, completing, done): a failed month's result names it. */
+  get batchId(): string | undefined {
+    return this.stepBatchId;
   }
 
   /** Aborted by abort() or by the signal it was given; in-flight requests stop, the record stays saved. */
@@ -458,6 +464,7 @@ export class Delivery {
   }
 
   private step(event: StepData): void {
+    if ('batchId' in event) this.stepBatchId = event.batchId;
     this.options.onEvent({
       type: 'step',
       period: this.key.period,

@@ -55,6 +55,12 @@ export interface ReviewChoices {
   failOn?: string | readonly FailOnState[] | undefined;
 }
 
+/** How a wait for the review ends, as decided from deliver's choices: its timeout, and the states that fail it. */
+export interface ReviewRules {
+  timeoutMs: number;
+  failOn: FailOnState[];
+}
+
 /** What `bds status --json` prints. */
 export interface StatusResult {
   source_id: string;
@@ -96,9 +102,7 @@ async function queriedLedger(
 }
 
 /** deliver's --wait, --timeout and --fail-on, checked before anything is sent; undefined without --wait. */
-export function checkReviewChoices(
-  choices: ReviewChoices & { dryRun?: boolean | undefined },
-): { timeoutMs: number; failOn: FailOnState[] } | undefined {
+export function checkReviewChoices(choices: ReviewChoices & { dryRun?: boolean | undefined }): ReviewRules | undefined {
   if (!choices.wait) {
     const given = [choices.timeout !== undefined && '--timeout', choices.failOn !== undefined && '--fail-on'].filter(
       Boolean,
@@ -118,7 +122,7 @@ export function checkReviewChoices(
 export async function reviewOf(
   months: readonly Month[],
   sourceId: string,
-  { timeoutMs, failOn }: { timeoutMs: number; failOn: FailOnState[] },
+  { timeoutMs, failOn }: ReviewRules,
   op: Operation,
 ): Promise<StatusResult> {
   const sorted = [...months].sort(
