@@ -12,7 +12,7 @@ import { duplicateError } from './many-folders.js';
 import { sameFileError } from './same-file.js';
 import { stateDir } from '../settings/dirs.js';
 import { countRoles, type ColumnEntry } from '../preflight/columns.js';
-import { checkFolder, type FolderCheck, type FolderOptions } from '../preflight/folder.js';
+import { checkFolder, type FolderCheck, type FolderOptions, type MonthFolder } from '../preflight/folder.js';
 import { compareSchema, planFolder, type SchemaChanges } from './plan.js';
 import { RecordStore } from './record-store.js';
 
@@ -89,16 +89,15 @@ export async function checkMany(options: CheckManyOptions, op: Operation): Promi
       checks[index] = result;
       const month = { index, folder, result };
       // Folders without a period are never delivered together, so only months are compared.
-      const other = passed.find(
-        (p) =>
-          folder.period && p.folder.period && p.folder.product === folder.product && p.result.sha256 === result.sha256,
-      );
-      if (!other) {
+      const other = isMonth(month)
+        ? passed.filter(isMonth).find((p) => p.folder.product === folder.product && p.result.sha256 === result.sha256)
+        : undefined;
+      if (!other || !isMonth(month)) {
         passed.push(month);
         continue;
       }
       // Of the two, the later month in period order is refused.
-      const [first, later] = folder.period < other.folder.period ? [month, other] : [other, month];
+      const [first, later] = month.folder.period < other.folder.period ? [month, other] : [other, month];
       fail(later.index, later.folder.given, sameFileInRun(first.folder, later.folder, later.result));
       if (later === other) passed.splice(passed.indexOf(other), 1, month);
     } catch (thrown) {
@@ -111,8 +110,13 @@ export async function checkMany(options: CheckManyOptions, op: Operation): Promi
   return { checks };
 }
 
+/** A checked folder of a known month. */
+function isMonth<Entry extends { folder: FolderCheck }>(entry: Entry): entry is Entry & { folder: MonthFolder } {
+  return entry.folder.period !== undefined;
+}
+
 /** deliver's refusal of a data file that an earlier month of the run has, in its words. */
-function sameFileInRun(first: FolderCheck, later: FolderCheck, result: CheckResult): BdsError {
+function sameFileInRun(first: MonthFolder, later: MonthFolder, result: CheckResult): BdsError {
   return sameFileError(
     { period: first.period, dir: first.given, batchId: undefined, inRun: true },
     { dataName: later.dataName, period: later.period, sha256: result.sha256, given: later.given, many: true },
@@ -142,7 +146,7 @@ async function checkQuickChecked(folder: FolderCheck, options: CheckOptions, op:
     dir: plan.dir,
     data_file: plan.dataFile,
     product: plan.product,
-    period: plan.period || null,
+    period: plan.period ?? null,
     record_count: plan.recordCount,
     bytes: plan.upload.size,
     sha256: plan.sha256,

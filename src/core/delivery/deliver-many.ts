@@ -27,7 +27,7 @@ import {
 } from './deliver.js';
 import { schemaColumns } from '../preflight/columns.js';
 import type { SchemaBaseline } from './plan.js';
-import { listFolder, type FolderCheck } from '../preflight/folder.js';
+import { listFolder, type MonthFolder } from '../preflight/folder.js';
 import { checkJobs } from './jobs.js';
 import { periodInName } from '../preflight/period.js';
 import { duplicateError } from './many-folders.js';
@@ -148,9 +148,9 @@ export async function runDeliverMany(
  * The quick checks of every folder, all of them before anything is sent; every failure is named, with its
  * folder. The checked folders come back oldest first.
  */
-async function checkAll(options: DeliverManyOptions, op: Operation): Promise<FolderCheck[]> {
+async function checkAll(options: DeliverManyOptions, op: Operation): Promise<MonthFolder[]> {
   const failures: { dir: string; error: BdsError }[] = [];
-  const folders: FolderCheck[] = [];
+  const folders: MonthFolder[] = [];
   for (const dir of options.dirs) {
     try {
       const resolved = path.resolve(op.runtime.cwd, dir);
@@ -166,7 +166,7 @@ async function checkAll(options: DeliverManyOptions, op: Operation): Promise<Fol
       failures.push({ dir, error });
     }
   }
-  const accepted: FolderCheck[] = [];
+  const accepted: MonthFolder[] = [];
   for (const folder of folders) {
     const duplicate = duplicateError(folder, accepted);
     if (duplicate) failures.push({ dir: folder.given, error: duplicate });
@@ -191,7 +191,7 @@ async function checkAll(options: DeliverManyOptions, op: Operation): Promise<Fol
 }
 
 /** The month of the same product before `index` in this run, if any: its schema is the one to compare with. */
-function runEarlier(folders: FolderCheck[], index: number): SchemaBaseline | undefined {
+function runEarlier(folders: MonthFolder[], index: number): SchemaBaseline | undefined {
   const { product } = folders[index]!;
   const earlier = folders.slice(0, index).findLast((folder) => folder.product === product);
   return (
@@ -201,7 +201,7 @@ function runEarlier(folders: FolderCheck[], index: number): SchemaBaseline | und
 
 /** One month as a single delivery; its failure is its result. Either way an 'ended' event says it is over. */
 async function deliverMonth(
-  folder: FolderCheck,
+  folder: MonthFolder,
   target: DeliveryTarget,
   choices: DeliveryChoices,
   op: Operation,
@@ -217,7 +217,7 @@ async function deliverMonth(
 }
 
 /** A month is over; a listener that throws must not stop the other months half-way (they hold locks). */
-function ended(op: Operation, folder: FolderCheck, error: FailureData | null): void {
+function ended(op: Operation, folder: MonthFolder, error: FailureData | null): void {
   const { period, product } = folder;
   try {
     op.onEvent({ type: 'ended', dir: folder.given, period, product, error });

@@ -11,7 +11,7 @@ import { requireHomeFor, stateDir } from '../settings/dirs.js';
 import { uploadRate } from '../settings/rate.js';
 import { requireSource } from '../settings/settings.js';
 import { Delivery } from './delivery.js';
-import { checkFolder, type FolderCheck, type FolderOptions } from '../preflight/folder.js';
+import { checkFolder, type FolderOptions, type MonthFolder } from '../preflight/folder.js';
 import { takeLock } from './lock.js';
 import { compareSchema, planFolder, type DeliveryPlan, type SchemaBaseline, type SchemaChanges } from './plan.js';
 import { RateLimiter } from './rate-limit.js';
@@ -207,7 +207,7 @@ export async function deliveryTarget(op: Operation): Promise<DeliveryTarget> {
 }
 
 /** The quick checks of a folder (period, layout, report, schema, product); its warnings are told. */
-export async function checkDeliveryFolder(options: FolderOptions, op: Operation): Promise<FolderCheck> {
+export async function checkDeliveryFolder(options: FolderOptions, op: Operation): Promise<MonthFolder> {
   const { runtime } = op;
   const folder = await checkFolder({
     ...options,
@@ -234,7 +234,7 @@ interface Learned {
  * delivery's, then the delivery itself (or, for a dry run, what it would do). Its failure is its outcome.
  */
 export async function runDelivery(
-  folder: FolderCheck,
+  folder: MonthFolder,
   target: DeliveryTarget,
   options: DeliveryChoices,
   op: Operation,
@@ -250,7 +250,7 @@ export async function runDelivery(
 
 /** Lock, plan, deliver; each released (the client closed, the gzipped copy removed, the lock) whatever happens. */
 function lockPlanDeliver(
-  folder: FolderCheck,
+  folder: MonthFolder,
   target: DeliveryTarget,
   options: DeliveryChoices,
   op: Operation,
@@ -317,7 +317,7 @@ function lockPlanDeliver(
 
 /** The month's lock, taken in the state folder; returns its release. */
 function lockMonth(
-  { period, product }: FolderCheck,
+  { period, product }: MonthFolder,
   { sourceId, access }: DeliveryTarget,
   records: RecordStore,
   runtime: Operation['runtime'],
@@ -357,7 +357,7 @@ async function comparePlan(
 
 /** A failed month's result: its folder's month, and what its pass found and the batch it worked on, if it got so far. */
 export function failedDelivery(
-  folder: FolderCheck,
+  folder: MonthFolder,
   sourceId: string,
   { plan, delivery }: Pick<Learned, 'plan' | 'delivery'>,
 ): FailedDelivery {

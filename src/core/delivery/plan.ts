@@ -10,7 +10,7 @@ import { isObject } from '../guards.js';
 import { cleanText } from '../clean-text.js';
 import type { Operation } from '../operation.js';
 import { diffColumns, schemaColumns, type ColumnDiff, type ColumnEntry } from '../preflight/columns.js';
-import type { FolderCheck } from '../preflight/folder.js';
+import type { FolderCheck, MonthFolder } from '../preflight/folder.js';
 import { PassCache } from '../datapass/cache.js';
 import type { DeliveryRecord, RecordStore } from './record-store.js';
 import { cacheDir, homeAllows } from '../settings/dirs.js';
@@ -21,23 +21,26 @@ export interface SchemaChanges extends ColumnDiff {
   since: { period: string; batch_id: string | null };
 }
 
-export interface DeliveryPlan extends FolderCheck, DataPass {
-  inputsDigest: string;
-  columns: ColumnEntry[];
-  /** Where the report disagrees with the data file (also in `warnings`, after the folder's own). */
-  reportWarnings: string[];
-}
+/** A folder's plan: deliver's, of a known month (MonthFolder), unless `Folder` says otherwise (check's). */
+export type DeliveryPlan<Folder extends FolderCheck = MonthFolder> = Folder &
+  DataPass & {
+    inputsDigest: string;
+    columns: ColumnEntry[];
+    /** Where the report disagrees with the data file (also in `warnings`, after the folder's own). */
+    reportWarnings: string[];
+  };
 
 /**
  * The one pass over the data file (or what an earlier pass over the same unchanged file found), told as the
  * steps `checking` and `checked`. `copy`: a delivery wants a gzipped copy of a plain .jsonl to upload.
  */
-export async function planFolder(
-  folder: FolderCheck,
+export async function planFolder<Folder extends FolderCheck>(
+  folder: Folder,
   op: Operation,
   { copy }: { copy: boolean },
-): Promise<DeliveryPlan> {
-  const subject = { period: folder.period, product: folder.product };
+): Promise<DeliveryPlan<Folder>> {
+  // A check without a period tells its events with none (''), as it always has.
+  const subject = { period: folder.period ?? '', product: folder.product };
   const size = await fs.stat(folder.dataFile).then(
     (stat) => stat.size,
     () => 0,
@@ -84,14 +87,15 @@ export type SchemaBaseline = Pick<DeliveryRecord, 'period' | 'batchId' | 'column
  */
 export function compareSchema(
   records: RecordStore,
-  plan: DeliveryPlan,
+  plan: DeliveryPlan<FolderCheck>,
   sourceId: string | undefined,
   op: Operation,
   runEarlier?: SchemaBaseline,
 ): SchemaChanges | null {
-  const recorded = records.nearestDelivered({ sourceId, period: plan.period, product: plan.product });
+  const { period } = plan;
+  const recorded = records.nearestDelivered({ sourceId, period, product: plan.product });
   const earlier =
-    runEarlier && (!recorded || recorded.period > plan.period || recorded.period < runEarlier.period)
+    runEarlier && period !== undefined && (!recorded || recorded.period > period || recorded.period < runEarlier.period)
       ? runEarlier
       : recorded;
   const diff = earlier && diffColumns(earlier.columns, plan.columns);
@@ -100,7 +104,7 @@ export function compareSchema(
   op.onEvent({
     type: 'notice',
     code: 'schema_changes',
-    period: plan.period,
+    period: period ?? '',
     product: plan.product,
     since,
     changes: diff,
@@ -108,7 +112,7 @@ export function compareSchema(
   return { since: { period: since.period, batch_id: since.batchId }, ...diff };
 }
 
-function makePlan(folder: FolderCheck, pass: DataPass): DeliveryPlan {
+function makePlan<Folder extends FolderCheck>(folder: Folder, pass: DataPass): DeliveryPlan<Folder> {
   const reportWarnings = crossCheckReport(folder.report, folder.dataFile, folder.dataName, pass.recordCount);
   return {
     ...folder,

@@ -161,7 +161,8 @@ export class RecordStore {
    */
   nearestDelivered(subject: {
     sourceId: string | undefined;
-    period: string;
+    /** None: the latest. */
+    period: string | undefined;
     product: string;
   }): DeliveryRecord | undefined {
     let nearest: DeliveryRecord | undefined;
@@ -279,10 +280,10 @@ export class RecordStore {
 }
 
 /** Whether `a` is a better baseline than `b` for a delivery of `period` ('' when not known). */
-function nearer(a: DeliveryRecord, b: DeliveryRecord, period: string): boolean {
+function nearer(a: DeliveryRecord, b: DeliveryRecord, period: string | undefined): boolean {
   if (a.period === b.period) return a.updatedAt > b.updatedAt;
-  const aBefore = period === '' || a.period < period;
-  const bBefore = period === '' || b.period < period;
+  const aBefore = period === undefined || a.period < period;
+  const bBefore = period === undefined || b.period < period;
   if (aBefore !== bBefore) return aBefore;
   return aBefore ? a.period > b.period : a.period < b.period;
 }

@@ -7,7 +7,7 @@
 
 import path from 'node:path';
 import { UsageError } from '../errors.js';
-import type { FolderCheck } from '../preflight/folder.js';
+import type { MonthFolder } from '../preflight/folder.js';
 
 /** The other month whose data file this one has. */
 export interface SameFile {
@@ -28,7 +28,7 @@ export class RunChecksums {
   private readonly checksums: Array<Promise<string | undefined>>;
   private readonly settle: Array<(sha256: string | undefined) => void> = [];
 
-  constructor(private readonly folders: readonly FolderCheck[]) {
+  constructor(private readonly folders: readonly MonthFolder[]) {
     this.checksums = folders.map((_, index) => new Promise((resolve) => (this.settle[index] = resolve)));
   }
 

@@ -44,20 +44,26 @@ export interface FolderCheck {
   /** The data file as every message names it (pathForPeople). */
   dataName: string;
   product: Product;
-  /** '' only for a check with no period given or in the folder's name: the period rules were skipped. */
-  period: string;
+  /** None only for a check with no period given or in the folder's name: the period rules were skipped. */
+  period?: string | undefined;
   schema: Schema;
   report: ScrubReport;
   warnings: string[];
 }
 
+/** A checked folder of a known month: deliver's, which requires its period. */
+export type MonthFolder = FolderCheck & { period: string };
+
 /** The quick part of the pre-flight: period, folder, report, schema, product and which file holds the data. */
+export async function checkFolder(options: FolderCheckOptions & { periodRequired: true }): Promise<MonthFolder>;
+export async function checkFolder(options: FolderCheckOptions): Promise<FolderCheck>;
 export async function checkFolder(options: FolderCheckOptions): Promise<FolderCheck> {
   const warnings: string[] = [];
   const dir = path.resolve(options.cwd, options.dir);
   const entries = await listFolder(dir);
   const chosen = choosePeriod(options.period, dir, options.platform);
-  const period = chosen === undefined && !options.periodRequired ? '' : checkPeriod(chosen, options.now, warnings);
+  const period =
+    chosen === undefined && !options.periodRequired ? undefined : checkPeriod(chosen, options.now, warnings);
 
   const reportPath = options.report ? path.resolve(options.cwd, options.report) : path.join(dir, 'report.json');
   const schemaPath = options.schema ? path.resolve(options.cwd, options.schema) : path.join(dir, 'schema.json');
