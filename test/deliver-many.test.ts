@@ -401,7 +401,7 @@ describe('what stops a month, and what it says', () => {
   it('the later month waits for the earlier months of the run to find their checksums, whichever pass ends first', async () => {
     const [january, february] = months(['2010-01', '2010-02']);
     const folders = [january!, february!].map(
-      (f, i) => ({ dir: f.dir, given: f.dir, period: `2010-0${i + 1}`, product: 'records' }) as MonthFolder,
+      (f, i) => ({ dir: f.dir, absDir: f.dir, period: `2010-0${i + 1}`, product: 'records' }) as MonthFolder,
     );
     const checksums = new RunChecksums(folders);
     const later = checksums.sameFileBefore(1, 'same');

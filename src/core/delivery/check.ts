@@ -98,7 +98,7 @@ export async function checkMany(options: CheckManyOptions, op: Operation): Promi
       }
       // Of the two, the later month in period order is refused.
       const [first, later] = month.folder.period < other.folder.period ? [month, other] : [other, month];
-      fail(later.index, later.folder.given, sameFileInRun(first.folder, later.folder, later.result));
+      fail(later.index, later.folder.dir, sameFileInRun(first.folder, later.folder, later.result));
       if (later === other) passed.splice(passed.indexOf(other), 1, month);
     } catch (thrown) {
       const error = toBdsError(thrown);
@@ -106,7 +106,7 @@ export async function checkMany(options: CheckManyOptions, op: Operation): Promi
       fail(index, dir, error);
     }
   }
-  for (const { folder } of passed) op.onEvent({ type: 'ended', dir: folder.given, error: null });
+  for (const { folder } of passed) op.onEvent({ type: 'ended', dir: folder.dir, error: null });
   return { checks };
 }
 
@@ -118,8 +118,8 @@ function isMonth<Entry extends { folder: FolderCheck }>(entry: Entry): entry is 
 /** deliver's refusal of a data file that an earlier month of the run has, in its words. */
 function sameFileInRun(first: MonthFolder, later: MonthFolder, result: CheckResult): BdsError {
   return sameFileError(
-    { period: first.period, dir: first.given, batchId: undefined, inRun: true },
-    { dataName: later.dataName, period: later.period, sha256: result.sha256, given: later.given, many: true },
+    { period: first.period, dir: first.dir, batchId: undefined, inRun: true },
+    { dataName: later.dataName, period: later.period, sha256: result.sha256, dir: later.dir, many: true },
   );
 }
 
@@ -143,7 +143,7 @@ async function checkQuickChecked(folder: FolderCheck, options: CheckOptions, op:
   const schemaChanges = compareSchema(records, plan, options.sourceId ?? settings.sourceId?.value, op);
   return {
     ok: true,
-    dir: plan.dir,
+    dir: plan.absDir,
     data_file: plan.dataFile,
     product: plan.product,
     period: plan.period ?? null,

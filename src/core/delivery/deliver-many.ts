@@ -44,7 +44,10 @@ export interface DeliverManyOptions extends DeliveryChoices, ReviewChoices {
   jobs?: number | undefined;
 }
 
-/** One month's outcome: the single delivery's object (or as much of it as was done), its folder and error. */
+/**
+ * One month's outcome: the single delivery's object (or as much of it as was done), its folder and error. `dir` is
+ * the folder's absolute path here, as in check's JSON (the events' `dir` is the folder as named: FolderCheck's).
+ */
 export type MonthResult = (DeliverResult | DryRunResult | FailedDelivery) & { dir: string; error: FailureData | null };
 
 /** What `bds deliver <dir>... --json` prints. */
@@ -83,8 +86,8 @@ export async function runDeliverMany(
     type: 'queued',
     deliveries: await Promise.all(
       // The sizes weigh each month in an estimate of the time left; the pass itself reports a file it cannot read.
-      folders.map(async ({ given, period, product, dataFile }) => ({
-        dir: given,
+      folders.map(async ({ dir, period, product, dataFile }) => ({
+        dir,
         period,
         product,
         dataFile,
@@ -123,7 +126,7 @@ export async function runDeliverMany(
     : keyRefused && new AuthError(`the key was refused for ${keyRefused.period} ${keyRefused.product}`);
   for (let index = next; stoppedBy && index < folders.length; index++) {
     const error = failureData(stoppedBy, `not started: ${stoppedBy.message}`);
-    results[index] = { ...failedDelivery(folders[index]!, target.sourceId, {}), dir: folders[index]!.dir, error };
+    results[index] = { ...failedDelivery(folders[index]!, target.sourceId, {}), dir: folders[index]!.absDir, error };
   }
   const result = (fields: Omit<DeliverManyResult, 'deliveries'>): DeliverRun<DeliverManyResult> => ({
     result: { deliveries: results, ...fields },
@@ -169,7 +172,7 @@ async function checkAll(options: DeliverManyOptions, op: Operation): Promise<Mon
   const accepted: MonthFolder[] = [];
   for (const folder of folders) {
     const duplicate = duplicateError(folder, accepted);
-    if (duplicate) failures.push({ dir: folder.given, error: duplicate });
+    if (duplicate) failures.push({ dir: folder.dir, error: duplicate });
     else accepted.push(folder);
   }
   if (failures.length === 1) {
@@ -211,7 +214,7 @@ async function deliverMonth(
   const log = op.log && ((line: string) => op.log!(`${folder.period} ${folder.product}: ${line}`));
   const outcome = await runDelivery(folder, target, choices, op.with({ log }), month);
   const error = 'thrown' in outcome ? failureData(toBdsError(outcome.thrown)) : null;
-  const result = { ...outcome.result, dir: folder.dir, error };
+  const result = { ...outcome.result, dir: folder.absDir, error };
   ended(op, folder, result.error);
   return result;
 }
@@ -220,7 +223,7 @@ async function deliverMonth(
 function ended(op: Operation, folder: MonthFolder, error: FailureData | null): void {
   const { period, product } = folder;
   try {
-    op.onEvent({ type: 'ended', dir: folder.given, period, product, error });
+    op.onEvent({ type: 'ended', dir: folder.dir, period, product, error });
   } catch {
     // The listener's trouble; this month's result stands.
   }

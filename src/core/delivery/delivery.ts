@@ -217,7 +217,7 @@ export class Delivery {
   }
 
   private conflictError(batch: BatchListEntry): ApiError {
-    return conflictError(batch, this.key, this.options.many ? this.options.plan.given : undefined);
+    return conflictError(batch, this.key, this.options.many ? this.options.plan.dir : undefined);
   }
 
   /** This data file is another month's: the refusal, or with --force a warning that it goes anyway. */
@@ -229,7 +229,7 @@ export class Delivery {
         dataName: plan.dataName,
         period: plan.period,
         sha256: plan.sha256,
-        given: plan.given,
+        dir: plan.dir,
         many: many === true,
       });
     this.notice({
@@ -436,7 +436,7 @@ export class Delivery {
       version: 2,
       ...this.key,
       dataFile: plan.dataFile,
-      dir: plan.dir,
+      dir: plan.absDir,
       bytes: plan.upload.size,
       recordCount: plan.recordCount,
       inputsDigest: plan.inputsDigest,

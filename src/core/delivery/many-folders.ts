@@ -6,14 +6,14 @@ import type { FolderCheck } from '../preflight/folder.js';
 
 /** Why `folder` cannot join the folders before it in the run, if it cannot. */
 export function duplicateError(folder: FolderCheck, earlier: readonly FolderCheck[]): UsageError | undefined {
-  if (earlier.some((other) => other.dir === folder.dir)) {
+  if (earlier.some((other) => other.absDir === folder.absDir)) {
     return new UsageError('the same folder is named twice', { hint: 'name each folder once' });
   }
   const other = folder.period
     ? earlier.find((e) => e.period === folder.period && e.product === folder.product)
     : undefined;
   if (!other) return undefined;
-  return new UsageError(`the same period and product (${folder.period} ${folder.product}) as ${other.given}`, {
+  return new UsageError(`the same period and product (${folder.period} ${folder.product}) as ${other.dir}`, {
     hint: 'deliver one folder per month and product',
   });
 }

@@ -49,7 +49,7 @@ export async function planFolder<Folder extends FolderCheck>(
     type: 'step',
     step: 'checking',
     ...subject,
-    dir: folder.given,
+    dir: folder.dir,
     dataFile: folder.dataFile,
     bytes: size,
   });

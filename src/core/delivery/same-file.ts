@@ -44,7 +44,7 @@ export class RunChecksums {
     for (let earlier = 0; earlier < index; earlier++) {
       const folder = this.folders[earlier]!;
       if (folder.product === product && (await this.checksums[earlier]) === sha256) {
-        return { period: folder.period, dir: folder.given, batchId: undefined, inRun: true };
+        return { period: folder.period, dir: folder.dir, batchId: undefined, inRun: true };
       }
     }
     return undefined;
@@ -54,7 +54,7 @@ export class RunChecksums {
 /** The refusal: names the other month and its folder, and how to deliver the file anyway. */
 export function sameFileError(
   same: SameFile,
-  about: { dataName: string; period: string; sha256: string; given: string; many: boolean },
+  about: { dataName: string; period: string; sha256: string; dir: string; many: boolean },
 ): UsageError {
   const other = same.inRun
     ? `the one for ${same.period} in ${same.dir}`
@@ -63,9 +63,9 @@ export function sameFileError(
     `${about.dataName} is the same file as ${other} (sha256 ${about.sha256}); nothing was sent for ${about.period}`,
     {
       hint:
-        `each month has data of its own: check what ${about.given} holds (a copied folder? a stale one?); if it really is ${about.period}'s, ` +
+        `each month has data of its own: check what ${about.dir} holds (a copied folder? a stale one?); if it really is ${about.period}'s, ` +
         (about.many
-          ? `deliver that folder alone with --force (bds deliver ${about.given} --force)`
+          ? `deliver that folder alone with --force (bds deliver ${about.dir} --force)`
           : 'run again with --force'),
     },
   );

@@ -35,10 +35,10 @@ export interface FolderCheckOptions extends FolderOptions {
 
 /** What the quick checks establish: everything but the data file's contents. */
 export interface FolderCheck {
-  /** Absolute. */
+  /** The folder as the caller named it (FolderOptions.dir), for what a person reads. */
   dir: string;
-  /** The folder as the caller named it, for what a person reads. */
-  given: string;
+  /** The folder's absolute path. */
+  absDir: string;
   /** The data file as the user has it (.jsonl.gz or .jsonl); absolute. */
   dataFile: string;
   /** The data file as every message names it (pathForPeople). */
@@ -76,8 +76,8 @@ export async function checkFolder(options: FolderCheckOptions): Promise<FolderCh
     ? await chosenDataFile(options.file, options.cwd, dir, options.platform)
     : findDataFile(dir, entries);
   return {
-    dir,
-    given: options.dir,
+    dir: options.dir,
+    absDir: dir,
     dataFile,
     dataName: pathForPeople(dataFile, options.cwd),
     product,
