@@ -387,6 +387,6 @@ describe('docs/design.md follows the code', () => {
       .map((file) => `src/${file.split(path.sep).join('/')}`)
       .filter((file) => /\.ts$/.test(file) && !file.endsWith('.generated.ts'));
     expect(files.filter((file) => !patterns.some((pattern) => pattern.test(file)))).toEqual([]);
-    expect(named).toEqual(expect.arrayContaining(['src/core/delivery/record-store.ts', 'src/cli/output/io.ts']));
+    expect(named).toEqual(expect.arrayContaining(['src/core/delivery/journal.ts', 'src/cli/output/io.ts']));
   });
 });

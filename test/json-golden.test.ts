@@ -13,7 +13,7 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { takeLock } from '../src/core/delivery/lock.js';
-import { RecordStore } from '../src/core/delivery/record-store.js';
+import { Journal } from '../src/core/delivery/journal.js';
 import { canonicalApi } from '../src/core/api/url-rules.js';
 import { InterruptedError } from '../src/core/errors.js';
 import { stateDir } from '../src/core/settings/dirs.js';
@@ -209,7 +209,7 @@ function holdLock(box: Sandbox, home: string, source: string, pid: number): void
     homedir: home,
     platform: process.platform,
   };
-  const records = new RecordStore(stateDir(place), process.platform);
+  const records = new Journal(stateDir(place), process.platform);
   takeLock({
     file: records.lockFile({
       api: canonicalApi(new URL(box.baseUrl)),

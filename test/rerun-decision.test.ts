@@ -2,7 +2,7 @@
 // what this machine's record says, in; deliver, resume, already delivered or stop, out.
 import { describe, expect, it } from 'vitest';
 import type { BatchListEntry, BatchStatus } from '../src/core/api/types.js';
-import type { DeliveryRecord, RecordStep } from '../src/core/delivery/record-store.js';
+import type { DeliveryRecord, RecordStep } from '../src/core/delivery/journal.js';
 import { decideRerun, type RerunFacts } from '../src/core/delivery/rerun.js';
 
 const DIGEST = 'digest-of-report-and-schema';

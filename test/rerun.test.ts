@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { RecordStore } from '../src/core/delivery/record-store.js';
+import { Journal } from '../src/core/delivery/journal.js';
 import { takeLock } from '../src/core/delivery/lock.js';
 import { canonicalApi } from '../src/core/api/url-rules.js';
 import { InterruptedError } from '../src/core/errors.js';
@@ -161,7 +161,7 @@ describe('5. re-runs', () => {
   });
 
   it('a version-1 record where this version keeps its own is left for readVersion1, not set aside as corrupt', () => {
-    const store = new RecordStore(tempDir(), process.platform);
+    const store = new Journal(tempDir(), process.platform);
     const key = {
       api: 'https://api.example.com/v1',
       sourceId: 'src_1',
@@ -652,7 +652,7 @@ describe('one API, several spellings', () => {
 
 describe('8. two bds processes at once', () => {
   function holdLock(box: Sandbox, home: string, source: string, pid: number): void {
-    const records = new RecordStore(stateIn(home), process.platform);
+    const records = new Journal(stateIn(home), process.platform);
     takeLock({
       file: records.lockFile({
         api: canonicalApi(new URL(box.baseUrl)),

@@ -14,7 +14,7 @@ import { stateDir } from '../settings/dirs.js';
 import { countRoles, type ColumnEntry } from '../preflight/columns.js';
 import { checkFolder, type FolderCheck, type FolderOptions, type MonthFolder } from '../preflight/folder.js';
 import { compareSchema, planFolder, type SchemaChanges } from './plan.js';
-import { RecordStore } from './record-store.js';
+import { Journal } from './journal.js';
 
 export interface CheckOptions extends FolderOptions {
   /** Narrows the schema comparison to this source's deliveries; default BDS_SOURCE_ID or the config file's. */
@@ -139,8 +139,8 @@ async function checkQuickChecked(folder: FolderCheck, options: CheckOptions, op:
   // check sends nothing: a plain .jsonl is gzipped for its checksum only, without a copy.
   const plan = await planFolder(folder, op, { copy: false });
 
-  const records = new RecordStore(stateDir(runtime), runtime.platform);
-  const schemaChanges = compareSchema(records, plan, options.sourceId ?? settings.sourceId?.value, op);
+  const journal = new Journal(stateDir(runtime), runtime.platform);
+  const schemaChanges = compareSchema(journal, plan, options.sourceId ?? settings.sourceId?.value, op);
   return {
     ok: true,
     dir: plan.absDir,

@@ -15,7 +15,7 @@ import { checkFolder, type FolderOptions, type MonthFolder } from '../preflight/
 import { takeLock } from './lock.js';
 import { compareSchema, planFolder, type DeliveryPlan, type SchemaBaseline, type SchemaChanges } from './plan.js';
 import { RateLimiter } from './rate-limit.js';
-import { RecordStore } from './record-store.js';
+import { Journal } from './journal.js';
 import { removeCopy } from '../datapass/data-pass.js';
 import type { RerunDecision } from './rerun.js';
 import {
@@ -259,18 +259,18 @@ function lockPlanDeliver(
 ): Promise<DeliverResult | DryRunResult> {
   const { runtime } = op;
   const state = stateDir(runtime);
-  const records = new RecordStore(state, runtime.platform);
+  const journal = new Journal(state, runtime.platform);
   return withDeferred(async (defer) => {
-    // Its records and lock need the state folder; a dry run writes nothing.
+    // Its delivery records and lock need the state folder; a dry run writes nothing.
     if (!options.dryRun) {
       requireHomeFor(state, runtime.homedir);
-      defer(lockMonth(folder, target, records, runtime));
+      defer(lockMonth(folder, target, journal, runtime));
     }
     learned.passBegun = true;
     const plan = await planFolder(folder, op, { copy: true });
     defer(() => removeCopy(plan.upload));
     learned.plan = plan;
-    const { schemaChanges, sameFile } = await comparePlan(plan, target, records, op, run);
+    const { schemaChanges, sameFile } = await comparePlan(plan, target, journal, op, run);
     const client = await op.client({ period: plan.period, product: plan.product });
     defer(() => client.close());
     const delivery = new Delivery({
@@ -282,7 +282,7 @@ function lockPlanDeliver(
       sourceId: target.sourceId,
       force: options.force === true,
       skipDelivered: options.skipDelivered === true,
-      records,
+      journal,
       newIdempotencyKey: () => op.newIdempotencyKey(),
       now: runtime.now,
       onEvent: op.onEvent,
@@ -319,12 +319,12 @@ function lockPlanDeliver(
 function lockMonth(
   { period, product }: MonthFolder,
   { sourceId, access }: DeliveryTarget,
-  records: RecordStore,
+  journal: Journal,
   runtime: Operation['runtime'],
 ): () => void {
-  return records.inStateFolder(() =>
+  return journal.inStateFolder(() =>
     takeLock({
-      file: records.lockFile({ api: access.api, sourceId, period, product }),
+      file: journal.lockFile({ api: access.api, sourceId, period, product }),
       subject: `${sourceId} ${period} ${product}`,
       owner: { pid: runtime.pid, hostname: runtime.hostname, startedAt: runtime.now().toISOString() },
       platform: runtime.platform,
@@ -341,15 +341,15 @@ function lockMonth(
 async function comparePlan(
   plan: DeliveryPlan,
   { sourceId, access }: DeliveryTarget,
-  records: RecordStore,
+  journal: Journal,
   op: Operation,
   run: MonthInRun | undefined,
 ): Promise<{ schemaChanges: SchemaChanges | null; sameFile: SameFile | undefined }> {
   const { period, product, sha256 } = plan;
   for (const message of plan.reportWarnings) op.onEvent({ type: 'notice', code: 'warning', period, product, message });
-  const schemaChanges = compareSchema(records, plan, sourceId, op, run?.earlier);
+  const schemaChanges = compareSchema(journal, plan, sourceId, op, run?.earlier);
   const recorded = (): SameFile | undefined => {
-    const record = records.deliveredAsOtherPeriod({ api: access.api, sourceId, period, product, sha256 });
+    const record = journal.deliveredAsOtherPeriod({ api: access.api, sourceId, period, product, sha256 });
     return record && { period: record.period, dir: recordedDir(record), batchId: record.batchId, inRun: false };
   };
   return { schemaChanges, sameFile: (await run?.sameFileBefore(sha256)) ?? recorded() };

@@ -12,7 +12,7 @@ import { ERROR_CODES, type BatchListEntry, type BatchRef, type KeyMode } from '.
 import type { ColumnEntry } from '../preflight/columns.js';
 import type { EventListener, Notice, StepData, StepEvent } from './events.js';
 import type { DeliveryPlan } from './plan.js';
-import type { DeliveryKey, DeliveryRecord, RecordStore } from './record-store.js';
+import type { DeliveryKey, DeliveryRecord, Journal } from './journal.js';
 import { openUpload } from '../datapass/data-pass.js';
 import { throttled, type RateLimiter } from './rate-limit.js';
 import { changeSince } from '../datapass/file-stamp.js';
@@ -31,7 +31,7 @@ export interface DeliveryOptions {
   sourceId: string;
   force: boolean;
   skipDelivered: boolean;
-  records: RecordStore;
+  journal: Journal;
   newIdempotencyKey: () => string;
   now: () => Date;
   onEvent: EventListener;
@@ -79,7 +79,7 @@ export class Delivery {
       sha256: plan.sha256,
     };
     if (options.signal?.aborted) this.abort(abortError(options.signal));
-    const { own, other } = options.records.read(this.key, options.keyMode, (corrupt) =>
+    const { own, other } = options.journal.read(this.key, options.keyMode, (corrupt) =>
       this.notice({ code: 'record_set_aside', ...corrupt }),
     );
     this.record = own ?? this.version1Record();
@@ -88,8 +88,8 @@ export class Delivery {
 
   /** bds 0.1's record of this file: the schema it was delivered with is not known, so this file's stands in. */
   private version1Record(): DeliveryRecord | undefined {
-    const { records, baseUrl, plan } = this.options;
-    const record = records.readVersion1(this.key, baseUrl);
+    const { journal, baseUrl, plan } = this.options;
+    const record = journal.readVersion1(this.key, baseUrl);
     return record && { ...record, inputsDigest: plan.inputsDigest, columns: plan.columns };
   }
 
@@ -450,7 +450,7 @@ export class Delivery {
       updatedAt: this.options.now().toISOString(),
     };
     try {
-      this.options.records.write(this.record);
+      this.options.journal.write(this.record);
     } catch (error) {
       const batchId = this.record.batchId;
       if (batchId === undefined || !(error instanceof UsageError)) throw error;

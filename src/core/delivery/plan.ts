@@ -12,7 +12,7 @@ import type { Operation } from '../operation.js';
 import { diffColumns, schemaColumns, type ColumnDiff, type ColumnEntry } from '../preflight/columns.js';
 import type { FolderCheck, MonthFolder } from '../preflight/folder.js';
 import { PassCache } from '../datapass/cache.js';
-import type { DeliveryRecord, RecordStore } from './record-store.js';
+import type { DeliveryRecord, Journal } from './journal.js';
 import { cacheDir, homeAllows } from '../settings/dirs.js';
 import { passOverDataFile, type DataPass } from '../datapass/data-pass.js';
 import { counted } from '../plural.js';
@@ -86,14 +86,14 @@ export type SchemaBaseline = Pick<DeliveryRecord, 'period' | 'batchId' | 'column
  * is compared with the same month however the deliveries of the run interleave.
  */
 export function compareSchema(
-  records: RecordStore,
+  journal: Journal,
   plan: DeliveryPlan<FolderCheck>,
   sourceId: string | undefined,
   op: Operation,
   runEarlier?: SchemaBaseline,
 ): SchemaChanges | null {
   const { period } = plan;
-  const recorded = records.nearestDelivered({ sourceId, period, product: plan.product });
+  const recorded = journal.nearestDelivered({ sourceId, period, product: plan.product });
   const earlier =
     runEarlier && period !== undefined && (!recorded || recorded.period > period || recorded.period < runEarlier.period)
       ? runEarlier

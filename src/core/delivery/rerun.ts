@@ -2,7 +2,7 @@
 // delivery record says: deliver, resume an interrupted delivery, say "already delivered", or refuse.
 
 import type { BatchListEntry, BatchStatus } from '../api/types.js';
-import type { DeliveryRecord } from './record-store.js';
+import type { DeliveryRecord } from './journal.js';
 
 /** Statuses that mean the file reached the service: a re-run must not deliver it again. */
 export const DELIVERED_STATUSES: readonly BatchStatus[] = ['received', 'in_review', 'accepted'];

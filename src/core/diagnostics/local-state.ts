@@ -7,7 +7,7 @@ import path from 'node:path';
 import { EXIT_CODES } from '../errors.js';
 import { leftCopies } from '../datapass/temp-copy.js';
 import { staleLockHolder } from '../delivery/lock.js';
-import { RecordStore, type DeliveryRecord } from '../delivery/record-store.js';
+import { Journal, type DeliveryRecord } from '../delivery/journal.js';
 import type { Runtime } from '../runtime.js';
 import { cacheDir, stateDir } from '../settings/dirs.js';
 import { fail, ok, warn, type Finding } from './doctor-check.js';
@@ -17,7 +17,7 @@ const LOW_SPACE_BYTES = 1e9;
 
 export function localStateChecks(runtime: Runtime, tempDir: string): Finding[] {
   const state = stateDir(runtime);
-  const records = new RecordStore(state, runtime.platform);
+  const journal = new Journal(state, runtime.platform);
   const temp = folderCheck('temp folder', tempDir, 'gzipped copies of plain .jsonl files', 'TMPDIR');
   return [
     folderCheck('state folder', state, 'delivery records and locks', 'XDG_STATE_HOME'),
@@ -25,8 +25,8 @@ export function localStateChecks(runtime: Runtime, tempDir: string): Finding[] {
     temp,
     // A temp folder that cannot be made has no free space to speak of.
     ...(temp.status === 'fail' ? [] : [freeSpace(tempDir)]),
-    ...unfinished(records.records()),
-    ...staleLocks(records, runtime),
+    ...unfinished(journal.all()),
+    ...staleLocks(journal, runtime),
     leftTempCopies(tempDir, runtime),
   ];
 }
@@ -93,8 +93,8 @@ function unfinished(records: DeliveryRecord[]): Finding[] {
   );
 }
 
-function staleLocks(records: RecordStore, runtime: Runtime): Finding[] {
-  const stale = records.lockFiles().flatMap((file) => {
+function staleLocks(journal: Journal, runtime: Runtime): Finding[] {
+  const stale = journal.lockFiles().flatMap((file) => {
     const holder = staleLockHolder(file, runtime.hostname, runtime.isProcessAlive, runtime.processStartedAt);
     return holder ? [{ file, holder }] : [];
   });

@@ -1,4 +1,5 @@
-// The delivery record: a small JSON file per (API, source, period, product, checksum, key mode) under
+// The journal: the delivery records (the contract's name for each file; "records" alone in the code means the
+// data file's lines) and the locks beside them. A delivery record is a small JSON file per (API, source, period, product, checksum, key mode) under
 // $XDG_STATE_HOME/bds/deliveries, written atomically before the upload and after each step, so that an
 // interrupted delivery resumes its own batch. It keeps the schema's columns (never data) so that the next
 // month's schema can be compared with it. The lock beside it is lock.ts's.
@@ -69,7 +70,8 @@ export interface CorruptRecord {
   setAsideAs: string;
 }
 
-export class RecordStore {
+/** The delivery records of this machine, in the state folder's `deliveries`: read, written, searched. */
+export class Journal {
   readonly dir: string;
 
   /** `onStep` is told each step of a write (tests inject a crash between them). */
@@ -166,7 +168,7 @@ export class RecordStore {
     product: string;
   }): DeliveryRecord | undefined {
     let nearest: DeliveryRecord | undefined;
-    for (const record of this.records()) {
+    for (const record of this.all()) {
       if (
         record.step === 'completed' &&
         record.product === subject.product &&
@@ -181,7 +183,7 @@ export class RecordStore {
   }
 
   /** Every record of this version that can be read, in no particular order. */
-  records(): DeliveryRecord[] {
+  all(): DeliveryRecord[] {
     const records: DeliveryRecord[] = [];
     for (const name of this.names('.json')) {
       try {
@@ -194,7 +196,7 @@ export class RecordStore {
     return records;
   }
 
-  /** Every lock file beside the records. */
+  /** Every lock file beside the delivery records. */
   lockFiles(): string[] {
     return this.names('.lock').map((name) => path.join(this.dir, name));
   }
