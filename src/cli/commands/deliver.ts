@@ -4,7 +4,9 @@
 
 import { Option } from 'commander';
 import { checkJobs, JOBS } from '../../core/delivery/jobs.js';
+import type { DeliveryChoices } from '../../core/delivery/deliver.js';
 import { monthRuns } from '../../core/monitoring/months.js';
+import type { ReviewChoices } from '../../core/status/status.js';
 import { defineCommand } from '../command.js';
 import type { Operation } from '../../core/operation.js';
 import type { IO } from '../output/io.js';
@@ -65,13 +67,7 @@ export default defineCommand<DeliverFlags, DeliverOutcome>({
     ]);
     const view = new DeliveryView(io, op.runtime.now, op.runtime.cwd);
     const run = await runDeliver(
-      {
-        ...folderOf(folders[0]!, flags),
-        dryRun: flags.dryRun,
-        force: flags.force,
-        skipDelivered: flags.skipDelivered,
-        ...reviewChoices(flags),
-      },
+      { ...folderOf(folders[0]!, flags), ...deliveryChoices(flags) },
       op.with({ onEvent: routeReview(io, view.onEvent) }),
     );
     return { folders: 'one', run, elapsedMs: op.runtime.now().getTime() - started };
@@ -79,6 +75,11 @@ export default defineCommand<DeliverFlags, DeliverOutcome>({
   print: (io, outcome, flags, op) => printDeliver(io, outcome, op, flags.timeout),
   monitored: { months: (outcome) => monthRuns(outcome.run), delivers: (flags) => flags.dryRun !== true },
 });
+
+/** What the delivery of one folder or several may do, as the core takes it. */
+function deliveryChoices(flags: DeliverFlags): DeliveryChoices & ReviewChoices {
+  return { dryRun: flags.dryRun, force: flags.force, skipDelivered: flags.skipDelivered, ...reviewChoices(flags) };
+}
 
 /** --jobs as a number, checked with one folder too: a typo should not wait for the day it matters. */
 function parseJobs(jobs: string | undefined): number | undefined {
@@ -101,15 +102,7 @@ async function runMany(
   const view = new ManyView(io, op.runtime.now, op.runtime.cwd);
   try {
     const run = await runDeliverMany(
-      {
-        dirs,
-        product: flags.product,
-        jobs,
-        dryRun: flags.dryRun,
-        force: flags.force,
-        skipDelivered: flags.skipDelivered,
-        ...reviewChoices(flags),
-      },
+      { dirs, product: flags.product, jobs, ...deliveryChoices(flags) },
       op.with({ onEvent: routeReview(io, view.onEvent, () => view.close()) }),
     );
     return { folders: 'many', run, elapsedMs: op.runtime.now().getTime() - started };
