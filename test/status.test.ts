@@ -503,6 +503,19 @@ describe('bds status --wait', () => {
 });
 
 describe('bds deliver --wait', () => {
+  it('a review still pending when the wait runs out: exit 7 naming the --timeout as written, or the default 30m', async () => {
+    const { sleeps, bds } = await setup();
+    const folder = makeFolder();
+    const home = tempDir();
+    const res = await bds(['deliver', folder.dir, '--period', '2024-07', '--wait'], { home });
+    expect(res.code).toBe(7);
+    expect(sleeps.reduce((a, b) => a + b, 0)).toBe(30 * 60_000);
+    expect(res.stderr).toContain('bds: still pending when --timeout 30m ran out: 2024-07 records (received)\n');
+    const written = await bds(['deliver', folder.dir, '--period', '2024-07', '--wait', '--timeout', '90s'], { home });
+    expect(written.code).toBe(7);
+    expect(written.stderr).toContain('bds: still pending when --timeout 90s ran out: 2024-07 records (received)\n');
+  });
+
   it("delivers, then waits for the month's review: --json adds review, the status object of that month", async () => {
     const { box, sleeps, bds } = await setup({ review: 'accept', reviewAfter: 20_000 });
     const folder = makeFolder({ records: 5 });
