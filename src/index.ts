@@ -23,7 +23,7 @@ import { abortError } from './core/errors.js';
 import { type CallOptions, checkOptions, type OptionKind } from './core/options.js';
 import { Operation } from './core/operation.js';
 import type { Env } from './core/runtime.js';
-import type { SettingNames } from './core/settings/settings.js';
+import { OPTION_NAMES } from './core/settings/settings.js';
 import { processRuntime } from './process-runtime.js';
 import * as service from './core/service.js';
 import * as review from './core/status/status.js';
@@ -109,14 +109,6 @@ export interface UploadOptions {
   /** Caps the upload (every month of a deliverMany together). */
   limitRate?: UploadRateOption;
 }
-
-/** What messages call the settings a caller gave: the options, not the CLI's flags. */
-const OPTION_NAMES: SettingNames = {
-  baseUrl: 'the baseUrl option',
-  sourceId: 'the sourceId option',
-  profile: 'the profile option',
-  config: 'the config option',
-};
 
 /** The options of one folder, for check and deliver. */
 const FOLDER_OPTIONS = {

@@ -5,8 +5,10 @@
 import type { Command } from 'commander';
 import { BdsError, InterruptedError, toBdsError, UsageError } from '../core/errors.js';
 import { Operation } from '../core/operation.js';
+import type { SettingNames } from '../core/settings/settings.js';
 import type { CommandSpec, CommonOptions } from './command.js';
 import { RunMonitor } from './monitoring.js';
+import { errorWords } from './output/error-words.js';
 import { errorDocument } from './output/format.js';
 import { IO } from './output/io.js';
 import { noticePrinter } from './output/words.js';
@@ -30,6 +32,7 @@ export async function runCommand(
     pingUrl: options.pingUrl,
     metricsFile: options.metricsFile,
     limitRate: options.limitRate === undefined ? undefined : { value: options.limitRate, from: '--limit-rate' },
+    names: FLAG_NAMES,
   };
   const op = new Operation(runtime, flags, {
     signal: runtime.signal,
@@ -58,6 +61,17 @@ export async function runCommand(
   await monitor?.finish(code, io, runtime);
   return code;
 }
+
+/** What messages call the settings a person gave: the flags. */
+const FLAG_NAMES: SettingNames = {
+  baseUrl: '--base-url',
+  sourceId: '--source',
+  profile: '--profile',
+  config: '--config',
+  pingUrl: '--ping-url',
+  metricsFile: '--metrics-file',
+  period: '--period',
+};
 
 /** A failure outside any command's run. */
 export function reportFailure(runtime: CliRuntime, error: unknown): number {
@@ -91,8 +105,9 @@ function failure(error: unknown, spec: CommandSpec): BdsError {
 
 /** An error: one line (and a hint), a stack trace only with --verbose; with --json also a JSON object on stdout. */
 function reportError(io: IO, error: BdsError): number {
-  io.error(error.message, error.hint, error.stack);
+  const { message, hint } = errorWords(error);
+  io.error(message, hint, error.stack);
   // One JSON document per run: a command that already printed its result (the sandbox's banner) adds none.
-  if (io.flags.json && !io.printedResult) io.writeOut(errorDocument(error.message, error.hint, error.exitCode));
+  if (io.flags.json && !io.printedResult) io.writeOut(errorDocument(message, hint, error.exitCode));
   return error.exitCode;
 }

@@ -26,8 +26,43 @@ export interface RequestInfo {
   requestId?: string;
 }
 
+/**
+ * What a failure is about, as data, where a person at the command line reads other words than the message (which
+ * names the library's options): flags and commands. src/cli/output/error-words.ts words each code.
+ */
+export type ErrorAbout =
+  /** The message starts with the name of the option whose value it is about (`period 2024-13 is not ...`). */
+  | { code: 'option_value'; option: string }
+  /** Options given without the one they go with. */
+  | { code: 'goes_with'; options: string[]; needs: string }
+  /** An option given with others it excludes. */
+  | { code: 'options_conflict'; option: string; with: string[] }
+  | { code: 'no_period' }
+  | { code: 'periods_in_name' }
+  | { code: 'no_data_file' }
+  | { code: 'data_files' }
+  | { code: 'product_unknown' }
+  | { code: 'no_source_name' }
+  | { code: 'since_after_until'; since: string; until: string }
+  | { code: 'no_first_month' }
+  | { code: 'earliest_after_until'; earliest: string; until: string }
+  | { code: 'no_api_key' }
+  | { code: 'no_source'; setting: string }
+  | { code: 'internal' }
+  /** The API answered with a redirect: the base URL is not the API's. */
+  | { code: 'redirected' }
+  /** Retries ran out on a failure with no hint of its own. */
+  | { code: 'gave_up' }
+  // doctor's findings (DoctorCheck's `about`):
+  | { code: 'unknown_source' }
+  | { code: 'unfinished_delivery' }
+  | { code: 'temp_copies_left' }
+  | { code: 'host_not_found' }
+  | { code: 'not_reachable' };
+
 export interface BdsErrorOptions {
   hint?: string | undefined;
+  about?: ErrorAbout | undefined;
   cause?: unknown;
   /** The HTTP exchange the failure comes from, whatever the error's class. */
   request?: RequestInfo | undefined;
@@ -39,12 +74,15 @@ export abstract class BdsError extends Error {
   readonly hint: string | undefined;
   /** For a failure that comes from an HTTP exchange (an answer, or none): which one; else undefined. */
   readonly request: RequestInfo | undefined;
+  /** What it is about, for a caller that words it its own way; undefined where the message says it all. */
+  readonly about: ErrorAbout | undefined;
 
   constructor(message: string, options: BdsErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.hint = options.hint;
     this.request = options.request;
+    this.about = options.about;
   }
 }
 
@@ -70,7 +108,11 @@ export class ApiError extends BdsError {
   readonly code: string | undefined;
 
   /** `request`: the exchange that was refused; none when bds itself refused on what the API said earlier. */
-  constructor(message: string, request?: RequestInfo, options: { code?: string; hint?: string } = {}) {
+  constructor(
+    message: string,
+    request?: RequestInfo,
+    options: { code?: string; hint?: string; about?: ErrorAbout } = {},
+  ) {
     super(message, { ...options, request });
     this.code = options.code;
   }
@@ -107,7 +149,7 @@ export class UploadTooLargeError extends ApiError {
 export class NetworkError extends BdsError {
   readonly exitCode = EXIT_CODES.network;
 
-  constructor(message: string, request?: RequestInfo, options: { hint?: string; cause?: unknown } = {}) {
+  constructor(message: string, request?: RequestInfo, options: Pick<BdsErrorOptions, 'hint' | 'cause' | 'about'> = {}) {
     super(message, { ...options, request });
   }
 }
@@ -161,7 +203,8 @@ export function abortError(signal: AbortSignal): BdsError {
 export function toBdsError(thrown: unknown): BdsError {
   if (thrown instanceof BdsError) return thrown;
   const wrapped = new InternalError(`internal error: ${thrown instanceof Error ? thrown.message : String(thrown)}`, {
-    hint: 'this is a bug in bds; please report it with the output of the same command run with --verbose',
+    hint: 'this is a bug in bds; please report it with what led to it',
+    about: { code: 'internal' },
   });
   if (thrown instanceof Error && thrown.stack) wrapped.stack = thrown.stack;
   return wrapped;

@@ -14,6 +14,8 @@ import {
   requireBaseUrl,
   resolveSettings,
   type Settings,
+  OPTION_NAMES,
+  type SettingNames,
   type Sourced,
 } from './settings/settings.js';
 import {
@@ -30,6 +32,8 @@ export interface LoginPlan {
   file: string;
   profile: string | undefined;
   baseUrl: Sourced<string> | undefined;
+  /** What the caller calls the settings, for messages. */
+  names: SettingNames;
 }
 
 /** Checks that the key can be stored (before anyone types it); a file bds does not rewrite is exit 2. */
@@ -40,12 +44,12 @@ export async function planLogin(op: Operation): Promise<LoginPlan> {
   const settings = await current.settings();
   const target = targetOf(op);
   if (!target.writable) {
-    throw new UsageError(`${notRewritten(target.file, target.reason)}; nothing was stored`, {
+    throw new UsageError(`${notRewritten(target.file, target.reason, settings.names)}; nothing was stored`, {
       hint: `add these settings to it yourself, with your key:\n${linesToAdd(target.file, place, settings.baseUrl?.value)}`,
     });
   }
   requireHomeFor(target.file, op.runtime.homedir);
-  return { file: target.file, profile: place.profile, baseUrl: settings.baseUrl };
+  return { file: target.file, profile: place.profile, baseUrl: settings.baseUrl, names: settings.names };
 }
 
 export interface LoginOptions {
@@ -86,7 +90,7 @@ export interface KeyIn {
 export function checkBaseUrl(typed: string | undefined, plan: LoginPlan): URL {
   const setting =
     typed?.trim() && typed.trim() !== plan.baseUrl?.value ? { value: typed.trim(), from: 'the prompt' } : plan.baseUrl;
-  return requireBaseUrl({ baseUrl: setting });
+  return requireBaseUrl({ baseUrl: setting, names: plan.names });
 }
 
 export async function login(op: Operation, options: LoginOptions): Promise<LoginResult> {
@@ -196,9 +200,12 @@ export async function logout(op: Operation): Promise<LogoutResult> {
     // Read, never rewritten: a key in it is the user's to remove.
     const holds = await holdsKey(op, target.file, place);
     if (holds) {
-      throw new UsageError(`${notRewritten(target.file, target.reason)}; nothing was removed`, {
-        hint: `remove apiKey${place.profile === undefined ? '' : ` under profiles.${place.profile}`} from it yourself`,
-      });
+      throw new UsageError(
+        `${notRewritten(target.file, target.reason, op.flags.names ?? OPTION_NAMES)}; nothing was removed`,
+        {
+          hint: `remove apiKey${place.profile === undefined ? '' : ` under profiles.${place.profile}`} from it yourself`,
+        },
+      );
     }
   }
   const after = await settingsNow(op);
@@ -222,10 +229,10 @@ function targetOf(op: Operation): ReturnType<typeof userConfigTarget> {
   return userConfigTarget(op.runtime, op.runtime.cwd, named);
 }
 
-function notRewritten(file: string, reason: 'yaml' | 'named'): string {
+function notRewritten(file: string, reason: 'yaml' | 'named', names: SettingNames): string {
   return reason === 'yaml'
     ? `your config file ${file} is not JSON, and bds does not rewrite it`
-    : `bds stores keys only in your own config file, not in ${file} (named by --config or BDS_CONFIG)`;
+    : `bds stores keys only in your own config file, not in ${file} (named by ${names.config} or BDS_CONFIG)`;
 }
 
 /** How settings name a key stored in the file at `place`. */
@@ -238,7 +245,7 @@ async function settingsNow(op: Operation): Promise<Settings | undefined> {
   const place = keyPlace(op);
   try {
     return await resolveSettings(
-      { config: op.flags.config, profile: place.profile, newProfile: true, keyFileWarns: true },
+      { config: op.flags.config, profile: place.profile, newProfile: true, keyFileWarns: true, names: op.flags.names },
       op.runtime,
     );
   } catch {

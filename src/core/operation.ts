@@ -13,7 +13,9 @@ import type { Runtime } from './runtime.js';
 import {
   requireApiKey,
   requireBaseUrl,
+  OPTION_NAMES,
   resolveSettings,
+  type SettingNames,
   type ApiKey,
   type Settings,
   type SettingsFlags,
@@ -67,6 +69,11 @@ export class Operation {
         }
       : onEvent;
     this.log = options.log;
+  }
+
+  /** What the caller calls the settings and options it gives, for messages. */
+  get names(): SettingNames {
+    return this.flags.names ?? OPTION_NAMES;
   }
 
   /** The same call with other settings flags, resolved afresh (`bds login`: the key just typed). */

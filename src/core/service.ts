@@ -62,7 +62,11 @@ export interface RegisterSourceOptions {
 
 export async function registerSource(options: RegisterSourceOptions, op: Operation): Promise<Source> {
   const name = options.name?.trim();
-  if (!name) throw new UsageError('missing --name <name> (what the portal shows for this source)');
+  if (!name) {
+    throw new UsageError('missing the name (what the portal shows for this source)', {
+      about: { code: 'no_source_name' },
+    });
+  }
   await op.announceSettings();
   const request = { name, ...(options.description === undefined ? {} : { description: options.description }) };
   return withClient(op, (api) => api.createSource(request, op.newIdempotencyKey(), op.signal));

@@ -4,6 +4,7 @@
 import type { CheckStatus, DoctorResult } from '../../core/diagnostics/doctor.js';
 import { defineCommand } from '../command.js';
 import type { CommonOptions } from '../command.js';
+import { checkWords } from '../output/error-words.js';
 import { counted } from '../output/format.js';
 import type { IO } from '../output/io.js';
 
@@ -14,7 +15,8 @@ export default defineCommand<CommonOptions, DoctorResult>({
     const { doctor } = await import('../../core/diagnostics/doctor.js');
     return doctor(op);
   },
-  print(io, result) {
+  print(io, data) {
+    const result = { ...data, checks: data.checks.map(checkWords) };
     io.result(result, () => {
       const width = Math.max(...result.checks.map((check) => check.name.length));
       const lines = result.checks.flatMap(({ name, status, message, hint }) => [

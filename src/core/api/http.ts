@@ -289,7 +289,10 @@ export class HttpClient {
       return new ApiError(
         `${info.method} ${info.url} → ${status}: redirected to ${location ? redactUrl(location) : '(no location)'}; bds never follows redirects`,
         info,
-        { hint: 'check the base URL (--base-url, BDS_BASE_URL or baseUrl): it should be the API address itself' },
+        {
+          hint: 'check the base URL (the baseUrl option, BDS_BASE_URL or baseUrl): it should be the API address itself',
+          about: { code: 'redirected' },
+        },
       );
     }
     if ((status === 401 || status === 403) && new URL(info.url).origin === this.baseUrl.origin) {

@@ -83,7 +83,9 @@ export async function withRetries<T>(
           // A hint about the failure itself (a proxy to check) says more than the general one.
           {
             cause: error.failure.cause,
-            hint: error.failure.hint ?? 'the service or the network is failing; run the same command again later',
+            ...(error.failure.hint
+              ? { hint: error.failure.hint, about: error.failure.about }
+              : { hint: 'the service or the network is failing; try again later', about: { code: 'gave_up' } }),
           },
         );
       }

@@ -130,6 +130,7 @@ function quickCheck(options: CheckOptions, op: Operation): Promise<FolderCheck> 
     platform: op.runtime.platform,
     now: op.runtime.now(),
     periodRequired: false,
+    periodNamed: op.names.period,
   });
 }
 

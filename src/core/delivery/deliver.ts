@@ -215,6 +215,7 @@ export async function checkDeliveryFolder(options: FolderOptions, op: Operation)
     platform: runtime.platform,
     now: runtime.now(),
     periodRequired: true,
+    periodNamed: op.names.period,
   });
   for (const message of folder.warnings) {
     op.onEvent({ type: 'notice', code: 'warning', period: folder.period, product: folder.product, message });

@@ -56,8 +56,9 @@ export async function apiChecks(op: Operation, key: ApiKey, settings: Settings):
             ? fail(
                 'source',
                 `the API knows no source ${sourceId} for this key (${error.message})`,
-                'check --source, BDS_SOURCE_ID or sourceId; bds register-source creates a source',
+                'check the source id (BDS_SOURCE_ID, sourceId); registerSource() creates a source',
                 error.exitCode,
+                { code: 'unknown_source' },
               )
             : failure('source', error),
         );

@@ -1,5 +1,7 @@
 // What each of doctor's checks returns: data, one line's worth. The CLI owns how it is shown.
 
+import type { ErrorAbout } from '../errors.js';
+
 export type CheckStatus = 'ok' | 'warn' | 'fail';
 
 /** One line of `bds doctor`, as `--json` prints it: a hint for a warn or a fail, null for an ok. */
@@ -8,6 +10,8 @@ export interface DoctorCheck {
   status: CheckStatus;
   message: string;
   hint: string | null;
+  /** What it is about, where the CLI words it in flags and commands (as an error's `about`); not printed. */
+  about?: ErrorAbout | undefined;
 }
 
 /** A check as the checks return it: a failure also says which exit code its kind is (2, 3, 4, 5). */
@@ -15,14 +19,14 @@ export interface Finding extends DoctorCheck {
   exitCode?: number;
 }
 
-export function ok(name: string, message: string): Finding {
-  return { name, status: 'ok', message, hint: null };
+export function ok(name: string, message: string, about?: ErrorAbout): Finding {
+  return { name, status: 'ok', message, hint: null, ...(about && { about }) };
 }
 
-export function warn(name: string, message: string, hint: string): Finding {
-  return { name, status: 'warn', message, hint };
+export function warn(name: string, message: string, hint: string, about?: ErrorAbout): Finding {
+  return { name, status: 'warn', message, hint, ...(about && { about }) };
 }
 
-export function fail(name: string, message: string, hint: string, exitCode: number): Finding {
-  return { name, status: 'fail', message, hint, exitCode };
+export function fail(name: string, message: string, hint: string, exitCode: number, about?: ErrorAbout): Finding {
+  return { name, status: 'fail', message, hint, exitCode, ...(about && { about }) };
 }

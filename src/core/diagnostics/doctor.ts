@@ -38,6 +38,12 @@ export async function doctor(op: Operation): Promise<DoctorResult> {
   return {
     ok: failed === undefined,
     exit_code: failed ? (failed.exitCode ?? EXIT_CODES.usage) : EXIT_CODES.ok,
-    checks: findings.map(({ name, status, message, hint }) => ({ name, status, message, hint })),
+    checks: findings.map(({ name, status, message, hint, about }) => ({
+      name,
+      status,
+      message,
+      hint,
+      ...(about && { about }),
+    })),
   };
 }

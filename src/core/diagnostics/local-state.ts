@@ -88,7 +88,8 @@ function unfinished(records: DeliveryRecord[]): Finding[] {
       'deliveries',
       `unfinished: ${record.period} ${record.product} of ${record.sourceId}, step ${record.step}, ` +
         `${record.batchId ? `batch ${record.batchId}` : 'no batch yet'} (${record.api})`,
-      'run the same bds deliver again: it resumes this delivery',
+      'deliver that folder again: it resumes this delivery',
+      { code: 'unfinished_delivery' },
     ),
   );
 }
@@ -116,6 +117,7 @@ function leftTempCopies(tempDir: string, runtime: Runtime): Finding {
     'temp copies',
     `${left.length} gzipped ${left.length === 1 ? 'copy' : 'copies'} of a plain .jsonl (${megabytes} MB) left in ` +
       `${tempDir} by processes that are gone (pid ${left.map((copy) => copy.pid).join(', ')})`,
-    'the next bds deliver removes them; or remove them: their names start with bds-',
+    'the next delivery removes them; or remove them: their names start with bds-',
+    { code: 'temp_copies_left' },
   );
 }

@@ -120,8 +120,9 @@ async function lookupCheck(hop: Hop, limits: Limits): Promise<{ finding: Finding
         `${hop.what}${hop.host}: ${code === 'ENOTFOUND' ? 'no such host' : `lookup failed (${code ?? 'unknown'})`}`,
         hop.via
           ? `check the proxy's name in ${hop.via.variable}`
-          : 'check the base URL for a typo (--base-url, BDS_BASE_URL or baseUrl)',
+          : 'check the base URL for a typo (the baseUrl option, BDS_BASE_URL or baseUrl)',
         EXIT_CODES.network,
+        hop.via ? undefined : { code: 'host_not_found' },
       ),
     };
   }
@@ -147,8 +148,9 @@ async function connectCheck(hop: Hop, address: string, runtime: Runtime, limits:
       `${hop.what}${hop.host}:${hop.port}: ${why}`,
       hop.via
         ? `is the proxy in ${hop.via.variable} running, and reachable from here?`
-        : 'is the service running there, and is no firewall in the way? (the sandbox: is bds sandbox still running?)',
+        : 'is the service running there, and is no firewall in the way? (the sandbox: is it still running?)',
       EXIT_CODES.network,
+      hop.via ? undefined : { code: 'not_reachable' },
     );
   }
 }

@@ -49,7 +49,7 @@ export async function settingsChecks(op: Operation): Promise<SettingsFindings> {
       'source id',
       sourceId
         ? `${withoutKeys(sourceId.value)} (from ${sourceId.from})`
-        : 'none set; deliver and list take one from --source, BDS_SOURCE_ID or sourceId',
+        : `none set; deliver and list take one from ${settings.names.sourceId}, BDS_SOURCE_ID or sourceId`,
     ),
   );
   try {
@@ -71,5 +71,5 @@ export async function settingsChecks(op: Operation): Promise<SettingsFindings> {
 /** A failed check from one of bds's errors; anything else is a bug, and stays one. */
 export function failure(name: string, error: unknown): Finding {
   if (!(error instanceof BdsError)) throw error;
-  return fail(name, error.message, error.hint ?? 'see docs/troubleshooting.md', error.exitCode);
+  return fail(name, error.message, error.hint ?? 'see docs/troubleshooting.md', error.exitCode, error.about);
 }

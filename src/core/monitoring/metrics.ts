@@ -74,7 +74,7 @@ const LABELS = ['source', 'period', 'product'] as const;
 /** The review's verdict: a sample of its own, labelled with the state, so that an alert can name it. */
 const REVIEW = {
   name: 'bds_delivery_review_state',
-  help: "The review's verdict for this month as the last deliver --wait learned it (1 for the state it is in).",
+  help: "The review's verdict for this month as the last delivery that waited for it learned it (1 for its state).",
 };
 
 /** A line of an existing file that bds did not write: the file is not bds's to replace. */

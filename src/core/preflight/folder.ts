@@ -31,6 +31,8 @@ export interface FolderCheckOptions extends FolderOptions {
   now: Date;
   /** deliver needs a period; check without one skips the period rules. */
   periodRequired: boolean;
+  /** What the caller calls the period option (SettingNames' period), for the current month's warning. */
+  periodNamed: string;
 }
 
 /** What the quick checks establish: everything but the data file's contents. */
@@ -63,7 +65,9 @@ export async function checkFolder(options: FolderCheckOptions): Promise<FolderCh
   const entries = await listFolder(dir);
   const chosen = choosePeriod(options.period, dir, options.platform);
   const period =
-    chosen === undefined && !options.periodRequired ? undefined : checkPeriod(chosen, options.now, warnings);
+    chosen === undefined && !options.periodRequired
+      ? undefined
+      : checkPeriod(chosen, options.now, warnings, options.periodNamed);
 
   const reportPath = options.report ? path.resolve(options.cwd, options.report) : path.join(dir, 'report.json');
   const schemaPath = options.schema ? path.resolve(options.cwd, options.schema) : path.join(dir, 'schema.json');
@@ -202,12 +206,14 @@ function findDataFile(dir: string, entries: string[]): string {
   const found = [...gz, ...plain].sort();
   if (found.length === 0) {
     throw new UsageError(`no data file in ${dir}`, {
-      hint: 'expected one *.jsonl.gz or *.jsonl file, or name it with --file',
+      hint: 'expected one *.jsonl.gz or *.jsonl file, or name it with the file option',
+      about: { code: 'no_data_file' },
     });
   }
   if (found.length > 1) {
     throw new UsageError(`more than one data file in ${dir}: ${found.join(', ')}`, {
-      hint: 'choose one with --file <name>',
+      hint: 'choose one with the file option',
+      about: { code: 'data_files' },
     });
   }
   return path.join(dir, found[0]!);

@@ -5,14 +5,19 @@ import { pathsOf, type Platform } from '../platform.js';
 
 const PERIOD_FORM = /^(\d{4})-(\d{2})$/;
 
-/** YYYY-MM with a month from 01 to 12. */
-export function checkPeriodForm(period: string, what = `--period ${period}`): void {
+/**
+ * YYYY-MM with a month from 01 to 12. `option`: the option that gave it (messages start with its name), or
+ * `what` to say where else it came from.
+ */
+export function checkPeriodForm(period: string, option = 'period', what?: string): void {
+  const about = what === undefined ? ({ code: 'option_value', option } as const) : undefined;
+  const named = what ?? `${option} ${period}`;
   const match = PERIOD_FORM.exec(period);
-  if (!match) throw new UsageError(`${what} is not of the form YYYY-MM (for example 2024-05)`);
+  if (!match) throw new UsageError(`${named} is not of the form YYYY-MM (for example 2024-05)`, { about });
   const month = Number(match[2]);
-  if (month < 1 || month > 12) throw new UsageError(`${what}: month ${match[2]} is not between 01 and 12`);
+  if (month < 1 || month > 12) throw new UsageError(`${named}: month ${match[2]} is not between 01 and 12`, { about });
   if (match[1] === '0000')
-    throw new UsageError(`${what}: there is no year 0000`, { hint: 'a year of four digits, such as 2024' });
+    throw new UsageError(`${named}: there is no year 0000`, { hint: 'a year of four digits, such as 2024', about });
 }
 
 /** The month of `now` in UTC, as YYYY-MM. */
@@ -38,7 +43,7 @@ export interface ChosenPeriod {
 }
 
 /**
- * The period: --period, else the one in the folder's name. A --period that contradicts the name is refused,
+ * The period: the option, else the one in the folder's name. A period option that contradicts the name is refused,
  * and so is a name that holds two months: the wrong month's data is the costliest mistake a seller can make.
  */
 export function choosePeriod(given: string | undefined, folder: string, platform: Platform): ChosenPeriod | undefined {
@@ -49,32 +54,46 @@ export function choosePeriod(given: string | undefined, folder: string, platform
     if (named.length > 0 && !named.includes(given)) {
       // A name that is just the month says it once: "2024-02", not "2024-02 (2024-02)".
       const months = name === named.join() ? '' : ` (${named.join(', ')})`;
-      throw new UsageError(`--period ${given} contradicts the folder's name ${name}${months}`, {
+      throw new UsageError(`period ${given} contradicts the folder's name ${name}${months}`, {
         hint: 'deliver each month from its own folder; rename the folder if its name is wrong',
+        about: { code: 'option_value', option: 'period' },
       });
     }
     return { period: given };
   }
   if (named.length > 1) {
     throw new UsageError(`the folder's name ${name} holds more than one period (${named.join(', ')})`, {
-      hint: 'name the month with --period',
+      hint: 'name the month with the period option',
+      about: { code: 'periods_in_name' },
     });
   }
   return named.length === 1 ? { period: named[0]!, fromName: name } : undefined;
 }
 
 /** The period's rules: YYYY-MM, not after the current month (UTC); the current month itself is a warning. */
-export function checkPeriod(chosen: ChosenPeriod | undefined, now: Date, warnings: string[]): string {
+export function checkPeriod(
+  chosen: ChosenPeriod | undefined,
+  now: Date,
+  warnings: string[],
+  periodNamed = 'period',
+): string {
   if (chosen === undefined) {
-    throw new UsageError("missing --period YYYY-MM (the month the data covers), and the folder's name holds none", {
-      hint: "name it with --period, or put it in the folder's name (out/2024-05)",
+    throw new UsageError("missing period YYYY-MM (the month the data covers), and the folder's name holds none", {
+      hint: "name it with the period option, or put it in the folder's name (out/2024-05)",
+      about: { code: 'no_period' },
     });
   }
   const { period, fromName } = chosen;
-  const what = fromName === undefined ? `--period ${period}` : `the period ${period} in the folder's name ${fromName}`;
-  checkPeriodForm(period, what);
+  const inName = fromName === undefined ? undefined : `the period ${period} in the folder's name ${fromName}`;
+  const what = inName ?? `period ${period}`;
+  checkPeriodForm(period, 'period', inName);
   const current = currentPeriod(now);
-  if (period > current) throw new UsageError(`${what} is in the future (this month is ${current}, UTC)`);
-  if (period === current) warnings.push(`${what} is the current month, which is not over yet`);
+  if (period > current) {
+    throw new UsageError(`${what} is in the future (this month is ${current}, UTC)`, {
+      about: inName === undefined ? { code: 'option_value', option: 'period' } : undefined,
+    });
+  }
+  if (period === current)
+    warnings.push(`${inName ?? `${periodNamed} ${period}`} is the current month, which is not over yet`);
   return period;
 }

@@ -35,7 +35,7 @@ const PRODUCT_RULES: Record<Product, ProductRule> = {
   },
 };
 
-/** `requested`: --product, whose value is already one of the products. */
+/** `requested`: the product option, whose value is already one of the products. */
 export function checkProduct(requested: Product | undefined, schema: unknown, file: string): Product {
   const format = isObject(schema) && typeof schema.format === 'string' ? schema.format : undefined;
   const implied = (Object.keys(PRODUCT_RULES) as Product[]).find(
@@ -43,14 +43,19 @@ export function checkProduct(requested: Product | undefined, schema: unknown, fi
   );
   if (requested !== undefined) {
     if (implied !== undefined && implied !== requested) {
-      throw new UsageError(`--product ${requested} contradicts ${file}, whose format "${format}" is ${implied}`);
+      throw new UsageError(`product ${requested} contradicts ${file}, whose format "${format}" is ${implied}`, {
+        about: { code: 'option_value', option: 'product' },
+      });
     }
     return requested;
   }
   if (implied) return implied;
   throw new UsageError(
     `${file}: cannot tell the product from the schema's format (${format === undefined ? 'none' : `"${format}"`})`,
-    { hint: 'records need format "jsonl", episodes "episodes/v1"; environment data needs --product environment' },
+    {
+      hint: 'records need format "jsonl", episodes "episodes/v1"; environment data needs the product "environment"',
+      about: { code: 'product_unknown' },
+    },
   );
 }
 

@@ -13,19 +13,29 @@ import type { Env } from '../runtime.js';
 
 export type { SettingsWarning } from './text.js';
 
-/** What the caller calls the settings it gives, for messages: the CLI's flags, or the library's options. */
+/**
+ * What the caller calls the settings it gives, for messages: the library's options (OPTION_NAMES), or the CLI's
+ * flags (src/cli/run-command.ts).
+ */
 export interface SettingNames {
   baseUrl: string;
   sourceId: string;
   profile: string;
   config: string;
+  pingUrl: string;
+  metricsFile: string;
+  /** A delivery's month, for the warning that it is the current one (a check's result holds it as text). */
+  period: string;
 }
 
-export const FLAG_NAMES: SettingNames = {
-  baseUrl: '--base-url',
-  sourceId: '--source',
-  profile: '--profile',
-  config: '--config',
+export const OPTION_NAMES: SettingNames = {
+  baseUrl: 'the baseUrl option',
+  sourceId: 'the sourceId option',
+  profile: 'the profile option',
+  config: 'the config option',
+  pingUrl: 'the pingUrl option',
+  metricsFile: 'the metricsFile option',
+  period: 'period',
 };
 
 export interface SettingsFlags {
@@ -35,10 +45,10 @@ export interface SettingsFlags {
   sourceId?: string | undefined;
   profile?: string | undefined;
   config?: string | undefined;
-  /** deliver's monitoring: --ping-url and --metrics-file. */
+  /** deliver's monitoring: where to ping, and the metrics file. */
   pingUrl?: string | undefined;
   metricsFile?: string | undefined;
-  /** deliver's upload rate cap as written (`10M`), and what gave it: `--limit-rate` or the limitRate option. */
+  /** deliver's upload rate cap as written (`10M`), and what gave it (the limitRate option, or the CLI's flag). */
   limitRate?: Sourced<string> | undefined;
   /**
    * A profile the config file does not hold yet is no error: its settings are the file's top level (`bds login
@@ -47,7 +57,7 @@ export interface SettingsFlags {
   newProfile?: boolean | undefined;
   /** A key file that cannot be used is a warning, not an error (`bds login`, which brings its own key). */
   keyFileWarns?: boolean | undefined;
-  /** Default FLAG_NAMES. */
+  /** Default OPTION_NAMES. */
   names?: SettingNames | undefined;
 }
 
@@ -62,7 +72,7 @@ export interface SettingsEnvironment {
 
 export interface Sourced<T> {
   value: T;
-  /** `--base-url`, `BDS_BASE_URL`, `config file /path (profile: live)`, ... */
+  /** `the baseUrl option` (or the CLI's flag), `BDS_BASE_URL`, `config file /path (profile: live)`, ... */
   from: string;
 }
 
@@ -92,7 +102,7 @@ export interface ApiKey {
 
 export async function resolveSettings(flags: SettingsFlags, where: SettingsEnvironment): Promise<Settings> {
   const { env } = where;
-  const names = flags.names ?? FLAG_NAMES;
+  const names = flags.names ?? OPTION_NAMES;
   const nonEmpty = (value: string | undefined): string | undefined => (value?.trim() ? value.trim() : undefined);
   const explicitConfig = nonEmpty(flags.config) ?? nonEmpty(env.BDS_CONFIG);
   const search = await loadConfigFile({
@@ -187,12 +197,13 @@ export function monitoringSettings(
   { env, cwd }: Pick<SettingsEnvironment, 'env' | 'cwd'>,
 ): Pick<Settings, 'pingUrl' | 'metricsFile'> {
   const nonEmpty = (value: string | undefined): string | undefined => (value?.trim() ? value.trim() : undefined);
+  const names = flags.names ?? OPTION_NAMES;
   const metricsFile = pick<string>(
-    [nonEmpty(flags.metricsFile), '--metrics-file'],
+    [nonEmpty(flags.metricsFile), names.metricsFile],
     [nonEmpty(env.BDS_METRICS_FILE), 'BDS_METRICS_FILE'],
   );
   return {
-    pingUrl: pick<string>([nonEmpty(flags.pingUrl), '--ping-url'], [nonEmpty(env.BDS_PING_URL), 'BDS_PING_URL']),
+    pingUrl: pick<string>([nonEmpty(flags.pingUrl), names.pingUrl], [nonEmpty(env.BDS_PING_URL), 'BDS_PING_URL']),
     metricsFile: metricsFile && { value: path.resolve(cwd, metricsFile.value), from: metricsFile.from },
   };
 }
@@ -201,7 +212,8 @@ export function monitoringSettings(
 export function requireApiKey(settings: Pick<Settings, 'apiKey'>): ApiKey {
   if (!settings.apiKey) {
     throw new AuthError('no API key', {
-      hint: 'set BDS_API_KEY, or BDS_API_KEY_FILE to a file holding the key, or apiKey in a config file (see bds --help)',
+      hint: 'give the apiKey option, or set BDS_API_KEY, BDS_API_KEY_FILE to a file holding the key, or apiKey in a config file',
+      about: { code: 'no_api_key' },
     });
   }
   const { value, from } = settings.apiKey;
@@ -226,7 +238,7 @@ export function requireApiKey(settings: Pick<Settings, 'apiKey'>): ApiKey {
 /** The base URL, checked: http:// only for loopback hosts, since the key would travel in clear. */
 export function requireBaseUrl({
   baseUrl,
-  names = FLAG_NAMES,
+  names = OPTION_NAMES,
 }: Pick<Settings, 'baseUrl'> & Partial<Pick<Settings, 'names'>>): URL {
   if (!baseUrl) {
     throw new UsageError('no base URL', { hint: `set ${names.baseUrl}, BDS_BASE_URL or baseUrl in a config file` });
@@ -264,7 +276,8 @@ export function requireBaseUrl({
 export function requireSource(settings: Settings): string {
   if (!settings.sourceId) {
     throw new UsageError('no source id', {
-      hint: `set ${settings.names.sourceId}, BDS_SOURCE_ID or sourceId in a config file (bds register-source creates one)`,
+      hint: `set ${settings.names.sourceId}, BDS_SOURCE_ID or sourceId in a config file (registerSource() creates one)`,
+      about: { code: 'no_source', setting: settings.names.sourceId },
     });
   }
   return settings.sourceId.value;

@@ -113,7 +113,7 @@ export function countStates(months: readonly MonthStatus[]): Record<MonthState, 
 export const FAIL_ON_STATES = ['missing', 'rejected', 'unfinished', 'pending'] as const;
 export type FailOnState = (typeof FAIL_ON_STATES)[number];
 
-/** --fail-on as the CLI gives it (`missing,rejected`) or as a list; an unknown name is a usage error. */
+/** failOn as a string (`missing,rejected`) or as a list; an unknown name is a usage error. */
 export function parseFailOn(value: string | readonly string[]): FailOnState[] {
   const names = (typeof value === 'string' ? value.split(',') : [...value])
     .map((name) => String(name).trim())
@@ -125,14 +125,15 @@ export function parseFailOn(value: string | readonly string[]): FailOnState[] {
       wrong.length === 0
         ? 'names no state'
         : `${wrong.join(', ')} ${wrong.length === 1 ? 'is not a state' : 'are not states'} it can name`;
-    throw new UsageError(`--fail-on${given ? ` ${given}:` : ''} ${problem}`, {
+    throw new UsageError(`failOn${given ? ` ${given}:` : ''} ${problem}`, {
       hint: `name one or more of ${FAIL_ON_STATES.join(', ')}, separated by commas (pending: received or in review)`,
+      about: { code: 'option_value', option: 'failOn' },
     });
   }
   return [...new Set(names as FailOnState[])];
 }
 
-/** --fail-on's states; when waiting, rejected unless told otherwise. */
+/** failOn's states; when waiting, rejected unless told otherwise. */
 export function failOnFor(failOn: string | readonly string[] | undefined, waiting: boolean): FailOnState[] {
   if (failOn !== undefined) return parseFailOn(failOn);
   return waiting ? ['rejected'] : [];

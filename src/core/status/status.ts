@@ -101,20 +101,22 @@ async function queriedLedger(
   );
 }
 
-/** deliver's --wait, --timeout and --fail-on, checked before anything is sent; undefined without --wait. */
+/** deliver's wait, timeout and failOn, checked before anything is sent; undefined without wait. */
 export function checkReviewChoices(choices: ReviewChoices & { dryRun?: boolean | undefined }): ReviewRules | undefined {
   if (!choices.wait) {
-    const given = [choices.timeout !== undefined && '--timeout', choices.failOn !== undefined && '--fail-on'].filter(
-      Boolean,
-    );
+    const given = (['timeout', 'failOn'] as const).filter((option) => choices[option] !== undefined);
     if (given.length > 0)
-      throw new UsageError(`${given.join(' and ')} ${given.length > 1 ? 'go' : 'goes'} with --wait`, {
-        hint: 'add --wait to wait for the review of what is delivered',
+      throw new UsageError(`${given.join(' and ')} ${given.length > 1 ? 'go' : 'goes'} with wait`, {
+        hint: 'set wait to wait for the review of what is delivered',
+        about: { code: 'goes_with', options: given, needs: 'wait' },
       });
     return undefined;
   }
   if (choices.dryRun)
-    throw new UsageError('--wait cannot be given with --dry-run', { hint: 'a dry run delivers nothing to wait for' });
+    throw new UsageError('wait cannot be given with dryRun', {
+      hint: 'a dry run delivers nothing to wait for',
+      about: { code: 'options_conflict', option: 'wait', with: ['dryRun'] },
+    });
   return { timeoutMs: checkTimeout(choices.timeout), failOn: failOnFor(choices.failOn, true) };
 }
 
@@ -135,8 +137,8 @@ export async function reviewOf(
 function checkTimeout(timeout: number | undefined): number {
   if (timeout === undefined) return DEFAULT_TIMEOUT_MS;
   if (typeof timeout !== 'number' || !Number.isFinite(timeout) || timeout < 0) {
-    throw new UsageError(`--timeout ${String(timeout)} is not a duration`, {
-      hint: 'for example 90s, 10m or 2h (the library takes milliseconds)',
+    throw new UsageError(`timeout ${String(timeout)} is not a duration`, {
+      hint: 'milliseconds, 0 or more',
     });
   }
   return timeout;
@@ -149,29 +151,40 @@ interface Query {
   product: Product | undefined;
 }
 
-/** The flags' own rules, before any request: periods of the form YYYY-MM, none in the future, in order. */
+/** The options' own rules, before any request: periods of the form YYYY-MM, none in the future, in order. */
 function checkQuery(options: StatusOptions, now: Date): Query {
   const { period, since, until, product } = options;
   if (period !== undefined && (since !== undefined || until !== undefined)) {
-    throw new UsageError('--period cannot be given with --since or --until', {
-      hint: '--period is one month; --since and --until name a range',
+    throw new UsageError('period cannot be given with since or until', {
+      hint: 'period is one month; since and until name a range',
+      about: { code: 'options_conflict', option: 'period', with: ['since', 'until'] },
     });
   }
   const current = currentPeriod(now);
-  for (const [flag, value] of [
-    ['--period', period],
-    ['--since', since],
-    ['--until', until],
+  for (const [option, value] of [
+    ['period', period],
+    ['since', since],
+    ['until', until],
   ] as const) {
     if (value === undefined) continue;
-    checkPeriodForm(value, `${flag} ${value}`);
-    if (value > current) throw new UsageError(`${flag} ${value} is in the future (this month is ${current}, UTC)`);
+    checkPeriodForm(value, option);
+    if (value > current) {
+      throw new UsageError(`${option} ${value} is in the future (this month is ${current}, UTC)`, {
+        about: { code: 'option_value', option },
+      });
+    }
   }
   if (since !== undefined && until !== undefined && since > until) {
-    throw new UsageError(`--since ${since} is after --until ${until}`, { hint: 'the first month comes first' });
+    throw new UsageError(`since ${since} is after until ${until}`, {
+      hint: 'the first month comes first',
+      about: { code: 'since_after_until', since, until },
+    });
   }
   if (product !== undefined && !PRODUCTS.includes(product)) {
-    throw new UsageError(`--product ${String(product)} is not a product`, { hint: `one of ${PRODUCTS.join(', ')}` });
+    throw new UsageError(`product ${String(product)} is not a product`, {
+      hint: `one of ${PRODUCTS.join(', ')}`,
+      about: { code: 'option_value', option: 'product' },
+    });
   }
   return period !== undefined ? { since: period, until: period, product } : { since, until, product };
 }
@@ -193,7 +206,8 @@ function shownMonths(batches: readonly BatchListEntry[], query: Query, sourceId:
   const since = query.since ?? earliest;
   if (since === undefined) {
     throw new UsageError(`source ${sourceId} has no batch yet, so its first month is not known`, {
-      hint: 'name the first month it should have delivered with --since YYYY-MM',
+      hint: 'name the first month it should have delivered with the since option (YYYY-MM)',
+      about: { code: 'no_first_month' },
     });
   }
   // The current month shows only when asked for, or when it has a batch: it is not over yet.
@@ -201,8 +215,9 @@ function shownMonths(batches: readonly BatchListEntry[], query: Query, sourceId:
     query.until ??
     [previousMonth(currentPeriod(now)), periods.at(-1) ?? since, since].reduce((a, b) => (a > b ? a : b));
   if (since > until) {
-    throw new UsageError(`the source's earliest batch is of ${since}, after --until ${until}`, {
-      hint: 'name the first month with --since YYYY-MM',
+    throw new UsageError(`the source's earliest batch is of ${since}, after until ${until}`, {
+      hint: 'name the first month with the since option (YYYY-MM)',
+      about: { code: 'earliest_after_until', earliest: since, until },
     });
   }
   const products = productsOf(batches, query.product);
