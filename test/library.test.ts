@@ -16,6 +16,7 @@ import {
   deliverMany,
   listBatches,
   registerSource,
+  status,
   whoami,
   type DeliveryEvent,
 } from '../src/index.js';
@@ -292,6 +293,43 @@ describe('the library', () => {
     expect(failures[2]!.hint).toBe('set the baseUrl option, BDS_BASE_URL or baseUrl in a config file');
     expect(failures[3]!.hint).toMatch(/^set the sourceId option, BDS_SOURCE_ID or sourceId in a config file/);
     for (const error of failures) expect(`${error!.message} ${error!.hint}`).not.toMatch(/--\w/);
+    expect(box.requests).toEqual([]);
+  });
+
+  it("errors about a call's options name those options, and carry what they are about as data", async () => {
+    const box = await sandbox();
+    const { dir } = makeFolder();
+    const env = { HOME: tempDir(), BDS_API_KEY: box.keys.test, BDS_BASE_URL: box.baseUrl, BDS_SOURCE_ID: 'src_1' };
+    const failures = await Promise.all(
+      [
+        deliver({ dir, period: '2024-05', env, force: true, skipDelivered: true }),
+        deliver({ dir, period: '2024-05', env, wait: true, dryRun: true }),
+        deliver({ dir, period: '2024-05', env, timeout: 1000 }),
+        deliver({ dir, period: '2024-13', env }),
+        deliverMany({ dirs: [dir], env, jobs: 99 }),
+        status({ env, period: '2024-05', since: '2024-04' }),
+      ].map((call) =>
+        call.then(
+          () => undefined,
+          (error: unknown) => error as UsageError,
+        ),
+      ),
+    );
+    expect(failures.map((error) => [error?.message, error?.about])).toEqual([
+      [
+        'force and skipDelivered cannot be given together',
+        { code: 'options_conflict', option: 'force', with: ['skipDelivered'] },
+      ],
+      ['wait cannot be given with dryRun', { code: 'options_conflict', option: 'wait', with: ['dryRun'] }],
+      ['timeout goes with wait', { code: 'goes_with', options: ['timeout'], needs: 'wait' }],
+      ['period 2024-13: month 13 is not between 01 and 12', { code: 'option_value', option: 'period' }],
+      ['jobs must be a whole number from 1 to 8, not 99', { code: 'option_value', option: 'jobs' }],
+      [
+        'period cannot be given with since or until',
+        { code: 'options_conflict', option: 'period', with: ['since', 'until'] },
+      ],
+    ]);
+    for (const error of failures) expect(`${error!.message} ${error!.hint}`).not.toMatch(/--\w|bds [a-z]/);
     expect(box.requests).toEqual([]);
   });
 

@@ -8,7 +8,7 @@ import { Operation } from '../core/operation.js';
 import type { SettingNames } from '../core/settings/settings.js';
 import type { CommandSpec, CommonOptions } from './command.js';
 import { RunMonitor } from './monitoring.js';
-import { errorWords } from './output/error-words.js';
+import { errorWords, inCliWords } from './output/error-words.js';
 import { errorDocument } from './output/format.js';
 import { IO } from './output/io.js';
 import { noticePrinter } from './output/words.js';
@@ -47,7 +47,7 @@ export async function runCommand(
     await monitor?.start(op, io, flags);
     const data = await spec.run(op, io, options, args, program);
     if (monitor) monitor.delivered(spec.monitored!.months(data));
-    code = spec.print(io, data, options, op) ?? 0;
+    code = spec.print(io, inCliWords(data), options, op) ?? 0;
   } catch (error) {
     code = reportError(io, failure(error, spec));
   } finally {

@@ -46,6 +46,20 @@ export type ErrorAbout =
   | { code: 'since_after_until'; since: string; until: string }
   | { code: 'no_first_month' }
   | { code: 'earliest_after_until'; earliest: string; until: string }
+  /** With several folders, one whose name holds no period. */
+  | { code: 'no_period_in_name' }
+  /** One folder of several failed its checks: its error, said with the folder. */
+  | { code: 'folder_failed'; dir: string; error: ErrorText }
+  /** Several folders failed their checks (`total`: how many were given). */
+  | { code: 'folders_failed'; total: number; failures: Array<ErrorText & { dir: string }> }
+  /** The data file changed during the delivery. */
+  | { code: 'file_changed' }
+  /** The batch was created but its record could not be saved. */
+  | { code: 'record_not_saved' }
+  /** The month was delivered from another file; `alone`: this folder as named, when it is one of several. */
+  | { code: 'delivered_elsewhere'; alone: string | undefined }
+  /** The data file is another month's: `dir` names this folder, for `period`; `several`: one of several. */
+  | { code: 'same_file'; dir: string; period: string; several: boolean }
   | { code: 'no_api_key' }
   | { code: 'no_source'; setting: string }
   | { code: 'internal' }
@@ -59,6 +73,13 @@ export type ErrorAbout =
   | { code: 'temp_copies_left' }
   | { code: 'host_not_found' }
   | { code: 'not_reachable' };
+
+/** An error's words and what it is about, as data (inside another error's `about`, or a result's failure). */
+export interface ErrorText {
+  message: string;
+  hint: string | undefined;
+  about: ErrorAbout | undefined;
+}
 
 export interface BdsErrorOptions {
   hint?: string | undefined;

@@ -2,6 +2,7 @@
 // a bar, notices and warnings in between. Fed the core's events; the words are words.ts's.
 
 import type { DeliveryEvent } from '../../core/delivery/events.js';
+import { failureWords } from './error-words.js';
 import { formatBytes, formatDuration, formatRate } from './format.js';
 import type { IO } from './io.js';
 import { noticeText, sayNotice, stepText } from './words.js';
@@ -31,7 +32,10 @@ export class DeliveryView {
         return io.progress(event.read, event.total, 'read');
       case 'ended':
         // Several folders checked one after the other: a failed one is said as it happens; the others go on.
-        if (event.error) io.error(event.error.message, event.error.hint ?? undefined);
+        if (event.error) {
+          const { message, hint } = failureWords(event.error);
+          io.error(message, hint ?? undefined);
+        }
         return;
       case 'queued':
         return; // several deliveries only (many-view.ts)

@@ -1,6 +1,7 @@
 // What a person at the command line reads about a failure: the core's errors name the library's options; where
 // an error says what it is about (src/core/errors.ts: `about`), its words here name the flags and commands instead.
 
+import type { FailureData } from '../../core/delivery/failure.js';
 import type { DoctorCheck } from '../../core/diagnostics/doctor-check.js';
 import type { BdsError, ErrorAbout } from '../../core/errors.js';
 
@@ -13,6 +14,28 @@ export interface ErrorWords {
 export function errorWords(error: Pick<BdsError, 'message' | 'hint' | 'about'>): ErrorWords {
   const own = { message: error.message, hint: error.hint ?? undefined };
   return error.about ? { ...own, ...aboutWords(error.about, own) } : own;
+}
+
+/** A result's failure in the CLI's words, as a person and `--json` read it (`about` is not shown). */
+export function failureWords(failure: FailureData): FailureData {
+  if (!failure.about) return failure;
+  const { about, ...shown } = failure;
+  const words = aboutWords(about, { message: failure.message, hint: failure.hint ?? undefined });
+  return { ...shown, message: words.message ?? failure.message, hint: words.hint ?? failure.hint };
+}
+
+/**
+ * A command's data in the CLI's words: every failure in it (a month's, a folder's, a dry run's) worded by
+ * failureWords. Plain objects and arrays are walked; anything else is kept as it is.
+ */
+export function inCliWords<T>(data: T): T {
+  if (Array.isArray(data)) return data.map(inCliWords) as T;
+  if (data === null || typeof data !== 'object' || Object.getPrototypeOf(data) !== Object.prototype) return data;
+  const record = data as Record<string, unknown>;
+  if ('about' in record && typeof record.message === 'string' && typeof record.exit_code === 'number') {
+    return failureWords(record as unknown as FailureData) as T;
+  }
+  return Object.fromEntries(Object.entries(record).map(([key, value]) => [key, inCliWords(value)])) as T;
 }
 
 /** A doctor's check in the CLI's words, as a person and `--json` read it (`about` is not shown). */
@@ -37,9 +60,49 @@ function aboutWords(about: ErrorAbout, own: ErrorWords): Partial<ErrorWords> {
         hint: `add ${flag(about.needs)} to wait for the review of what is delivered`,
       };
     case 'options_conflict':
+      if (about.option === 'force') {
+        return {
+          message: '--force and --skip-delivered cannot be given together',
+          hint: '--force delivers a month although it is delivered; --skip-delivered counts it as delivered: choose one',
+        };
+      }
       return {
         message: `${flag(about.option)} cannot be given with ${about.with.map(flag).join(' or ')}`,
         ...(about.option === 'period' && { hint: '--period is one month; --since and --until name a range' }),
+      };
+    case 'no_period_in_name':
+      return {
+        hint: "with several folders, each one's period is the YYYY-MM in its name: rename it (out/2024-05), or deliver it alone with --period",
+      };
+    case 'folder_failed': {
+      const inner = errorWords(about.error);
+      return { message: `${about.dir}: ${inner.message}; nothing was sent`, hint: inner.hint };
+    }
+    case 'folders_failed':
+      return {
+        message: [
+          `${about.failures.length} of ${about.total} folders failed their checks; nothing was sent:`,
+          ...about.failures.map((failure) => `  ${failure.dir}: ${errorWords(failure).message}`),
+        ].join('\n'),
+        hint: 'fix these folders, or leave them out, and run the same command again',
+      };
+    case 'file_changed':
+      return { hint: 'run bds deliver again once the file is final' };
+    case 'record_not_saved':
+      return { hint: 'free the space or fix the folder, then run the same command again: it resumes this batch' };
+    case 'delivered_elsewhere':
+      return {
+        hint: about.alone
+          ? `to deliver this file as well, deliver its folder alone with --force (bds deliver ${about.alone} --force); with several folders, --force delivers every one of them again`
+          : 'to deliver this file as well, run again with --force (or --skip-delivered to count it as delivered)',
+      };
+    case 'same_file':
+      return {
+        hint:
+          `each month has data of its own: check what ${about.dir} holds (a copied folder? a stale one?); if it really is ${about.period}'s, ` +
+          (about.several
+            ? `deliver that folder alone with --force (bds deliver ${about.dir} --force)`
+            : 'run again with --force'),
       };
     case 'since_after_until':
       return { message: `--since ${about.since} is after --until ${about.until}` };

@@ -7,6 +7,7 @@ import type { DeliveryEvent, StepEvent } from '../../core/delivery/events.js';
 import type { Month } from '../../core/status/ledger.js';
 import { EXIT_CODES } from '../../core/errors.js';
 import type { FailureData } from '../../core/delivery/failure.js';
+import { failureWords } from './error-words.js';
 import { formatBytes, formatDuration, formatRate } from './format.js';
 import type { IO } from './io.js';
 import { capText, progressBar, progressLine, WAITING_FOR_STORAGE } from './progress.js';
@@ -173,8 +174,10 @@ export class ManyView {
     month.transfer = undefined;
     // An interruption is told once, for the whole run, by the command.
     const interrupted = [EXIT_CODES.sigint, EXIT_CODES.sigterm, EXIT_CODES.sighup] as number[];
-    if (!interrupted.includes(error.exit_code))
-      this.io.error(`${label(month)}: ${error.message}`, error.hint ?? undefined);
+    if (!interrupted.includes(error.exit_code)) {
+      const { message, hint } = failureWords(error);
+      this.io.error(`${label(month)}: ${message}`, hint ?? undefined);
+    }
   }
 
   private notice(event: Extract<DeliveryEvent, { type: 'notice' }>): void {

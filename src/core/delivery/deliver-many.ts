@@ -32,7 +32,7 @@ import { checkJobs } from './jobs.js';
 import { periodInName } from '../preflight/period.js';
 import { duplicateError } from './many-folders.js';
 import { RunChecksums } from './same-file.js';
-import { failureData, type FailureData } from './failure.js';
+import { errorText, failureData, type FailureData } from './failure.js';
 import { checkReviewChoices, type ReviewChoices, type StatusResult } from '../status/status.js';
 
 export interface DeliverManyOptions extends DeliveryChoices, ReviewChoices {
@@ -160,7 +160,8 @@ async function checkAll(options: DeliverManyOptions, op: Operation): Promise<Mon
       await listFolder(resolved);
       if (periodInName(pathsOf(op.runtime.platform).basename(resolved)) === undefined) {
         throw new UsageError("the folder's name holds no period (YYYY-MM)", {
-          hint: "with several folders, each one's period is the YYYY-MM in its name: rename it (out/2024-05), or deliver it alone with --period",
+          hint: "with several folders, each one's period is the YYYY-MM in its name: rename it (out/2024-05), or deliver it alone with the period option",
+          about: { code: 'no_period_in_name' },
         });
       }
       folders.push(await checkDeliveryFolder({ dir, product: options.product }, op));
@@ -177,7 +178,10 @@ async function checkAll(options: DeliverManyOptions, op: Operation): Promise<Mon
   }
   if (failures.length === 1) {
     const [{ dir, error }] = failures as [(typeof failures)[number]];
-    throw new UsageError(`${dir}: ${error.message}; nothing was sent`, { hint: error.hint });
+    throw new UsageError(`${dir}: ${error.message}; nothing was sent`, {
+      hint: error.hint,
+      about: { code: 'folder_failed', dir, error: errorText(error) },
+    });
   }
   if (failures.length > 1) {
     throw new UsageError(
@@ -185,7 +189,14 @@ async function checkAll(options: DeliverManyOptions, op: Operation): Promise<Mon
         `${failures.length} of ${options.dirs.length} folders failed their checks; nothing was sent:`,
         ...failures.map(({ dir, error }) => `  ${dir}: ${error.message}`),
       ].join('\n'),
-      { hint: 'fix these folders, or leave them out, and run the same command again' },
+      {
+        hint: 'fix these folders, or leave them out, and deliver again',
+        about: {
+          code: 'folders_failed',
+          total: options.dirs.length,
+          failures: failures.map(({ dir, error }) => ({ dir, ...errorText(error) })),
+        },
+      },
     );
   }
   return accepted.sort(

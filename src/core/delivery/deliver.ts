@@ -177,11 +177,12 @@ export async function reviewUnlessStopped(
   }
 }
 
-/** --force delivers a delivered month again; --skip-delivered counts it as delivered: never both. */
+/** force delivers a delivered month again; skipDelivered counts it as delivered: never both. */
 export function checkChoices({ force, skipDelivered }: DeliveryChoices): void {
   if (force && skipDelivered) {
-    throw new UsageError('--force and --skip-delivered cannot be given together', {
-      hint: '--force delivers a month although it is delivered; --skip-delivered counts it as delivered: choose one',
+    throw new UsageError('force and skipDelivered cannot be given together', {
+      hint: 'force delivers a month although it is delivered; skipDelivered counts it as delivered: choose one',
+      about: { code: 'options_conflict', option: 'force', with: ['skipDelivered'] },
     });
   }
 }

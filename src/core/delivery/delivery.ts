@@ -418,9 +418,7 @@ export class Delivery {
   private changedError(what: string): UsageError {
     return new UsageError(
       `${this.options.plan.dataName} changed during the delivery (${what}); nothing was confirmed`,
-      {
-        hint: 'run bds deliver again once the file is final',
-      },
+      { hint: 'deliver again once the file is final', about: { code: 'file_changed' } },
     );
   }
 
@@ -457,7 +455,8 @@ export class Delivery {
       throw new RecordNotSavedError(
         `${batchId} was created, but ${error.message.replace(/^cannot write/, 'bds could not write')}`,
         {
-          hint: 'free the space or fix the folder, then run the same command again: it resumes this batch',
+          hint: 'free the space or fix the folder, then deliver again: it resumes this batch',
+          about: { code: 'record_not_saved' },
         },
       );
     }
@@ -496,8 +495,8 @@ function isChecksumMismatch(error: ApiError): boolean {
 }
 
 /**
- * The month was delivered from another file or by another machine: --force delivers this one as well. With
- * several folders (`aloneFolder`: this one's, as named), --force would deliver every one again: the hint names
+ * The month was delivered from another file or by another machine: force delivers this one as well. With
+ * several folders (`aloneFolder`: this one's, as named), force would deliver every one again: the hint names
  * the one folder instead.
  */
 function conflictError(batch: BatchListEntry, key: DeliveryKey, aloneFolder: string | undefined): ApiError {
@@ -507,8 +506,9 @@ function conflictError(batch: BatchListEntry, key: DeliveryKey, aloneFolder: str
     undefined,
     {
       hint: aloneFolder
-        ? `to deliver this file as well, deliver its folder alone with --force (bds deliver ${aloneFolder} --force); with several folders, --force delivers every one of them again`
-        : 'to deliver this file as well, run again with --force (or --skip-delivered to count it as delivered)',
+        ? `to deliver this file as well, deliver its folder (${aloneFolder}) alone with force; with several folders, force delivers every one of them again`
+        : 'to deliver this file as well, deliver again with force (or skipDelivered to count it as delivered)',
+      about: { code: 'delivered_elsewhere', alone: aloneFolder },
     },
   );
 }

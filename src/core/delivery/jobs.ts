@@ -1,5 +1,5 @@
 // How many months of a backfill run at once. A module of its own, so that the CLI can name the range in
-// --help without loading the delivery core (start-up stays near Node's own).
+// its help without loading the delivery core (start-up stays near Node's own).
 
 import { UsageError } from '../errors.js';
 
@@ -9,8 +9,9 @@ export const JOBS = { default: 2, min: 1, max: 8 } as const;
 export function checkJobs(jobs: number | undefined, given = String(jobs)): number {
   if (jobs === undefined) return JOBS.default;
   if (!Number.isInteger(jobs) || jobs < JOBS.min || jobs > JOBS.max) {
-    throw new UsageError(`--jobs must be a whole number from ${JOBS.min} to ${JOBS.max}, not ${given}`, {
+    throw new UsageError(`jobs must be a whole number from ${JOBS.min} to ${JOBS.max}, not ${given}`, {
       hint: 'more months at once rarely helps: each already uses every core for its pass',
+      about: { code: 'option_value', option: 'jobs' },
     });
   }
   return jobs;

@@ -64,9 +64,8 @@ export function sameFileError(
     {
       hint:
         `each month has data of its own: check what ${about.dir} holds (a copied folder? a stale one?); if it really is ${about.period}'s, ` +
-        (about.many
-          ? `deliver that folder alone with --force (bds deliver ${about.dir} --force)`
-          : 'run again with --force'),
+        (about.many ? `deliver that folder alone with force` : 'deliver again with force'),
+      about: { code: 'same_file', dir: about.dir, period: about.period, several: about.many },
     },
   );
 }
