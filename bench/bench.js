@@ -103,6 +103,8 @@ const USAGE = `usage: npm run bench -- [options]
   --only <names>       only these contenders, comma-separated (${CONTENDERS.join(', ')}), on the quiet machine
                        unless --no-quiet: their figures, no table (e.g. --only upload,curl: the upload case)
   --other <dir>        another checkout, built, whose bds the contender uploadOther runs (before and after)
+  --http               the storage host over plain HTTP (default HTTPS, with a certificate made by openssl
+                       for the run, which bds and curl are told to trust)
   --update-readme      write the results into bench/README.md
   --from <file>        measure nothing: the table of an earlier run's bench/data/latest.json (say, once
                        the targets changed), with --update-readme written into bench/README.md too
@@ -148,6 +150,7 @@ function parseArgs(argv, env) {
     retries: 3,
     updateReadme: false,
     quick: false,
+    https: true,
   };
   if (env.BENCH_SIZES) {
     const sizes = env.BENCH_SIZES.split(',').map(parseSize);
@@ -176,6 +179,7 @@ function parseArgs(argv, env) {
     else if (arg === '--from') rest.from = value();
     else if (arg === '--only') rest.only = value().split(',');
     else if (arg === '--other') rest.other = path.resolve(value());
+    else if (arg === '--http') rest.https = false;
     else if (arg === '-h' || arg === '--help') {
       console.log(USAGE);
       process.exit(0);
@@ -223,7 +227,7 @@ function which(tool) {
 }
 
 function checkTools(options) {
-  const needed = ['curl', 'bash'];
+  const needed = ['curl', 'bash', ...(options.https ? ['openssl'] : [])];
   if (options.baseline) needed.push('jq', 'sha256sum', 'zcat', 'wc', 'awk', 'date', 'cut');
   const missing = needed.filter((tool) => !which(tool));
   if (missing.length) {
@@ -283,8 +287,8 @@ function processCpu(pid) {
  * as a real one is another machine. Its store is asked over IPC.
  */
 class SandboxProcess {
-  static async start(dataDir) {
-    const child = fork(path.join(BENCH, 'sandbox-process.js'), [dataDir], {
+  static async start(dataDir, certDir) {
+    const child = fork(path.join(BENCH, 'sandbox-process.js'), [dataDir, ...(certDir ? [certDir] : [])], {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     const ready = await new Promise((resolve, reject) => {
@@ -329,6 +333,39 @@ class SandboxProcess {
     this.child.disconnect();
     await exited;
   }
+}
+
+/**
+ * A key and a self-signed certificate for 127.0.0.1 in `dir` (key.pem, cert.pem), made for this run: the
+ * storage host's, trusted by bds (NODE_EXTRA_CA_CERTS) and curl (--cacert) alone.
+ */
+function selfSignedCertificate(dir) {
+  fs.mkdirSync(dir, { recursive: true });
+  const made = spawnSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-days',
+      '2',
+      '-subj',
+      '/CN=bds bench storage',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+      '-keyout',
+      path.join(dir, 'key.pem'),
+      '-out',
+      path.join(dir, 'cert.pem'),
+    ],
+    { encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  if (made.status !== 0) throw new Error(`openssl req could not make the storage host's certificate: ${made.stderr}`);
+  return dir;
 }
 
 /** The sandbox process of this run, once started: its CPU is the bench's own doing, not "other processes". */
@@ -532,6 +569,8 @@ class Bench {
       UV_THREADPOOL_SIZE: THREADPOOL,
       BDS_BASE_URL: this.box.baseUrl,
       BDS_API_KEY: this.box.keys.live,
+      // The storage host's certificate, for bds (Node) and for curl in baseline.sh.
+      ...(this.cert ? { NODE_EXTRA_CA_CERTS: this.cert, CURL_CA_BUNDLE: this.cert } : {}),
       ...extra,
     };
   }
@@ -716,6 +755,7 @@ class Bench {
         created.upload.method,
         '-T',
         this.data.file,
+        ...(this.cert ? ['--cacert', this.cert] : []),
         ...headers,
         created.upload.url,
         '-o',
@@ -1225,10 +1265,12 @@ async function main() {
   if (!pigzInstalled) log('pigz is not installed: no comparison with it (apt-get install pigz)');
 
   const sandboxDir = path.join(DATA, `sandbox-${process.pid}`);
-  const box = await SandboxProcess.start(sandboxDir);
+  const certDir = options.https ? selfSignedCertificate(path.join(sandboxDir, 'tls')) : undefined;
+  const box = await SandboxProcess.start(sandboxDir, certDir);
   sandboxProcess = box;
   const bench = new Bench(box, data, plain);
   bench.other = options.other;
+  bench.cert = certDir && path.join(certDir, 'cert.pem');
   const stop = async () => {
     load.stop();
     await box.close();

@@ -18,6 +18,8 @@ import path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { describe, expect, it, vi } from 'vitest';
+import { openUpload } from '../src/core/datapass/data-pass.js';
+import { stampOf } from '../src/core/datapass/file-stamp.js';
 import { leftCopies } from '../src/core/datapass/temp-copy.js';
 import { BdsError, deliver, deliverMany, EXIT_CODES } from '../src/index.js';
 import {
@@ -529,4 +531,29 @@ describe('the data pass', () => {
     expect(emptyRes.stderr).toContain(`bds: ${empty.dataFile}: the file is empty`);
     expect(count(box, 'create')).toBe(0);
   });
+});
+
+describe('the stream of the bytes to upload', () => {
+  /** How many of this process's file descriptors are open on `file` (Linux: /proc/self/fd). */
+  const openOn = (file: string): number =>
+    readdirSync('/proc/self/fd').filter((fd) => {
+      try {
+        return fs.readlinkSync(`/proc/self/fd/${fd}`) === file;
+      } catch {
+        return false; // the descriptor readdir used, closed since
+      }
+    }).length;
+
+  it.runIf(process.platform === 'linux').each(['as-is', 'gzip'] as const)(
+    'closes the data file when destroyed, as an abort or a retry destroys it (%s)',
+    async (form) => {
+      const file = path.join(tempDir(), 'records.jsonl');
+      writeFileSync(file, randomBytes(8 << 20));
+      const upload = { source: stampOf(file, statSync(file)), size: 8 << 20, form };
+      const stream = openUpload(upload);
+      await until(() => openOn(file) === 1, 'the data file to be opened');
+      stream.destroy();
+      await until(() => openOn(file) === 0, 'the data file to be closed');
+    },
+  );
 });

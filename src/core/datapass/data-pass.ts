@@ -4,8 +4,8 @@
 // bytes to upload are the file itself, the gzipped copy the pass made of a plain .jsonl, or that .jsonl gzipped
 // again on the way, to the same bytes.
 
-import { createReadStream, promises as fs, type Stats } from 'node:fs';
-import { Transform, type Readable } from 'node:stream';
+import { close, createReadStream, open, promises as fs, read, type Stats } from 'node:fs';
+import { pipeline, type Readable } from 'node:stream';
 import { UsageError } from '../errors.js';
 import { GZIP_LEVEL, passOverFile, type PassFindings } from './pipeline.js';
 import { passOnThread } from './thread.js';
@@ -37,9 +37,11 @@ export interface DataPass extends PassFindings {
 
 /**
  * Bytes per read of the upload: each is garbage once sent, so the upload keeps little in flight (the pass,
- * which reuses its buffers, reads larger ones: pipeline.ts).
+ * which reuses its buffers, reads larger ones: pipeline.ts). Every read is a round trip through libuv's thread
+ * pool and a turn of the streams, the hash and the socket's write on this thread, so a read of 1 MiB costs the
+ * upload a quarter of the CPU per byte that one of 256 KiB did (bench/README.md, issue 34).
  */
-const UPLOAD_READ_CHUNK = 256 << 10;
+const UPLOAD_READ_CHUNK = 1 << 20;
 
 /** A file this large or larger is passed over on a thread of its own (thread.ts); a smaller one on this thread. */
 const THREAD_FROM = 4 << 20;
@@ -154,26 +156,33 @@ export async function passOverDataFile(
 /**
  * A fresh stream of the bytes to upload; one per attempt. A plain .jsonl is gzipped as the pass gzipped it.
  * Every chunk read (and every block gzipped) is garbage once sent: collected as the upload goes (garbage.ts),
- * or the caller's thread would pile up 32 MB of it.
+ * or the caller's thread would pile up 32 MB of it. Destroying the stream closes the file, whichever form.
  */
 export function openUpload(upload: UploadFile): Readable {
   const garbage = new GarbageMeter();
-  const file = createReadStream(upload.source.path, { highWaterMark: UPLOAD_READ_CHUNK });
-  const counted = new Transform({
-    transform(chunk: Buffer, _encoding, callback) {
-      garbage.add(chunk.length);
-      callback(null, chunk);
-    },
+  // Counted as read, with no stream in between: a chunk is sent before a few more are read. ReadStream calls
+  // its `fs.read` with these six arguments.
+  const countedRead = (
+    fd: number,
+    buffer: Buffer,
+    offset: number,
+    length: number,
+    position: number | null,
+    callback: (error: NodeJS.ErrnoException | null, bytesRead: number, buffer: Buffer) => void,
+  ): void =>
+    read(fd, buffer, offset, length, position, (error, bytesRead) => {
+      garbage.add(bytesRead);
+      callback(error, bytesRead, buffer);
+    });
+  const file = createReadStream(upload.source.path, {
+    highWaterMark: UPLOAD_READ_CHUNK,
+    fs: { open, close, read: countedRead },
   });
-  // The upload's reader sees every error: a read error of the file is passed on to the stream it reads.
-  const last =
-    upload.form === 'gzip'
-      ? createParallelGzip({ level: GZIP_LEVEL, onDropped: (bytes) => garbage.add(2 * bytes) })
-      : counted;
-  file.on('error', (error) => last.destroy(error));
-  if (last === counted) return file.pipe(counted);
-  counted.on('error', (error) => last.destroy(error));
-  return file.pipe(counted).pipe(last);
+  if (upload.form !== 'gzip') return file;
+  // The upload's reader sees every error of the file (a read error is passed on to the gzip stream it reads),
+  // and destroying the gzip stream destroys the file stream.
+  const gzip = createParallelGzip({ level: GZIP_LEVEL, onDropped: (bytes) => garbage.add(2 * bytes) });
+  return pipeline(file, gzip, () => undefined);
 }
 
 /** Removes the gzipped copy bds made, if it made one. */
