@@ -231,6 +231,82 @@ describe('the JSON Lines validator', () => {
     }
   });
 
+  it('agrees with a fatal UTF-8 TextDecoder and JSON.parse on random strings of good and bad UTF-8, at every offset', () => {
+    // Strings are scanned 16 bytes at a time from their first byte, so each sequence is put at every offset of
+    // that step, whole and cut short, and ended by the closing quote, a newline or the end of the input (the
+    // validator's padding of zeros).
+    const good = ['c2 80', 'c3 a9', 'df bf', 'e0 a0 80', 'e6 97 a5', 'ed 9f bf', 'ee 80 80', 'ef bf bf', 'f0 90 80 80'];
+    const bad = ['c0 80', 'c1 bf', 'e0 80 80', 'e0 9f bf', 'ed a0 80', 'ed bf bf', 'f0 80 80 80', 'f0 8f bf bf'];
+    const sequences = [
+      ...good,
+      'f0 9f 98 80',
+      'f4 8f bf bf',
+      ...bad,
+      'f4 90 80 80',
+      'f5 80 80 80',
+      'f8 88 80 80 80',
+      '80',
+      'fe',
+      'ff',
+    ].map(hex);
+    const ends = ['"}', '","b":"\u00e9"}\n{"after":1}', '\n{"after":1}', ''];
+    for (const sequence of sequences) {
+      for (let cut = 1; cut <= sequence.length; cut++) {
+        for (let offset = 0; offset < 20; offset++) {
+          for (const end of ends) {
+            const input = Buffer.concat([
+              Buffer.from(`{"before":1}\n{"a":"${'x'.repeat(offset)}`),
+              sequence.subarray(0, cut),
+              Buffer.from(end),
+            ]);
+            expect(verdict(input), input.toString('hex')).toBe(linesVerdict(input));
+          }
+        }
+      }
+    }
+    // Random keys and values: runs of ASCII (escapes among them) and of sequences, now and then a bad one.
+    const next = seededRandom(20261127);
+    const pick = <T>(items: T[]): T => items[Math.floor(next() * items.length)]!;
+    const ascii = 'abc xyz0189-_/:.,';
+    const text = (): Buffer => {
+      const parts: Buffer[] = [];
+      for (let n = Math.floor(next() * 8); n > 0; n--) {
+        const kind = next();
+        if (kind < 0.4) {
+          parts.push(Buffer.from(Array.from({ length: Math.floor(next() * 20) }, () => pick([...ascii])).join('')));
+        } else if (kind < 0.5) {
+          parts.push(Buffer.from(pick(['\\"', '\\\\', '\\n', '\\u00e9', '\\uD83D\\uDE00'])));
+        } else if (kind < 0.97) {
+          for (let run = 1 + Math.floor(next() * 6); run > 0; run--) parts.push(pick(sequences.slice(0, 11)));
+        } else {
+          const sequence = pick(sequences);
+          parts.push(sequence.subarray(0, 1 + Math.floor(next() * sequence.length)));
+        }
+      }
+      return Buffer.concat(parts);
+    };
+    let refused = 0;
+    for (let n = 0; n < 5_000; n++) {
+      const input = Buffer.concat([
+        Buffer.from('{"before":1}\n{"'),
+        text(),
+        Buffer.from('":"'),
+        text(),
+        Buffer.from('","n":1,"'),
+        text(),
+        Buffer.from('":["'),
+        text(),
+        Buffer.from('"]}\n{"after":2}\n'),
+      ]);
+      const expected = linesVerdict(input);
+      if (expected !== 'records 3') refused++;
+      expect(verdict(input), input.toString('hex')).toBe(expected);
+    }
+    // Both verdicts are common, so neither side of the comparison is trivially true.
+    expect(refused).toBeGreaterThan(500);
+    expect(refused).toBeLessThan(4_500);
+  });
+
   it('agrees with JSON.parse on buffers of several lines, line numbers included', () => {
     const inputs = [
       '',
