@@ -58,7 +58,8 @@ const TARGETS = {
   startup: 1.2,
   startupNode20: 1.5,
   baseline: 0.5,
-  upload: 0.8,
+  // The contract: at least 0.9 of curl -T over HTTPS to the same storage host (issue 34).
+  upload: 0.9,
 };
 /** The cores bds gzips a plain .jsonl on (src/core/datapass/gzip.ts: at most 8), and so pigz's -p. */
 const CORES = Math.min(os.availableParallelism?.() ?? os.cpus().length, 8);
