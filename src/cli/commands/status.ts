@@ -4,9 +4,9 @@
 import { Option } from 'commander';
 import { PRODUCTS, type Product } from '../../core/api/types.js';
 import { UsageError } from '../../core/errors.js';
-import { failOnFor } from '../../core/status/ledger.js';
-import type { StatusResult } from '../../core/status/status.js';
+import type { StatusResult, StatusRules } from '../../core/status/status.js';
 import { defineCommand, type CommonOptions } from '../command.js';
+import { writtenDuration } from '../output/format.js';
 import { printStatus, routeReview } from '../output/status-view.js';
 import { noticePrinter } from '../output/words.js';
 import { reviewChoices, reviewOptions, type ReviewFlags } from './review-options.js';
@@ -18,7 +18,13 @@ interface StatusFlags extends CommonOptions, ReviewFlags {
   product?: Product;
 }
 
-export default defineCommand<StatusFlags, StatusResult>({
+/** The ledger, and the rules the core decided it by (--fail-on and --timeout, defaults included). */
+interface StatusRun {
+  result: StatusResult;
+  rules: StatusRules;
+}
+
+export default defineCommand<StatusFlags, StatusRun>({
   name: 'status',
   description: 'where each month stands: accepted, in review, received, rejected, unfinished, missing',
   options: [
@@ -35,15 +41,16 @@ export default defineCommand<StatusFlags, StatusResult>({
     const { wait, timeout, failOn } = reviewChoices(flags);
     if (timeout !== undefined && !wait)
       throw new UsageError('--timeout goes with --wait', { hint: 'add --wait to wait for the review' });
-    const { status, waitForReview } = await import('../../core/status/status.js');
+    const { status, statusRules, waitForReview } = await import('../../core/status/status.js');
     const options = { since: flags.since, until: flags.until, period: flags.period, product: flags.product, failOn };
-    if (!wait) return status(options, op);
-    return waitForReview({ ...options, timeout }, op.with({ onEvent: routeReview(io, noticePrinter(io)) }));
+    const result = wait
+      ? await waitForReview({ ...options, timeout }, op.with({ onEvent: routeReview(io, noticePrinter(io)) }))
+      : await status(options, op);
+    return { result, rules: statusRules({ ...options, timeout }, wait === true) };
   },
-  print(io, result, flags) {
-    return printStatus(io, result, {
-      failOn: failOnFor(flags.failOn, flags.wait === true),
-      waited: flags.wait ? (flags.timeout ?? '30m') : undefined,
-    });
+  print(io, { result, rules }, flags) {
+    const { failOn, timeoutMs } = rules;
+    const waited = timeoutMs === undefined ? undefined : (flags.timeout ?? writtenDuration(timeoutMs));
+    return printStatus(io, result, { failOn, waited });
   },
 });

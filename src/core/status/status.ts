@@ -73,23 +73,29 @@ export interface StatusResult {
   exit_code: number;
 }
 
+/** What a status decides from its options: the states that make exit 7, and a wait's timeout (none without one). */
+export interface StatusRules {
+  failOn: FailOnState[];
+  timeoutMs: number | undefined;
+}
+
+/** The rules of `status` (waiting false) or `waitForReview` (true) for these options, defaults included. */
+export function statusRules(options: WaitForReviewOptions, waiting: boolean): StatusRules {
+  return { failOn: failOnFor(options.failOn, waiting), timeoutMs: waiting ? checkTimeout(options.timeout) : undefined };
+}
+
 export async function status(options: StatusOptions, op: Operation): Promise<StatusResult> {
   const query = checkQuery(options, op.runtime.now());
-  return queriedLedger(op, query, failOnFor(options.failOn, false), undefined);
+  return queriedLedger(op, query, statusRules(options, false));
 }
 
 export async function waitForReview(options: WaitForReviewOptions, op: Operation): Promise<StatusResult> {
   const query = checkQuery(options, op.runtime.now());
-  return queriedLedger(op, query, failOnFor(options.failOn, true), checkTimeout(options.timeout));
+  return queriedLedger(op, query, statusRules(options, true));
 }
 
 /** The ledger of the months a checked query asks for, of the source the settings name: once, or while waiting. */
-async function queriedLedger(
-  op: Operation,
-  query: Query,
-  failOn: FailOnState[],
-  timeoutMs: number | undefined,
-): Promise<StatusResult> {
+async function queriedLedger(op: Operation, query: Query, { failOn, timeoutMs }: StatusRules): Promise<StatusResult> {
   await op.announceSettings();
   const sourceId = requireSource(await op.settings());
   return runLedger(
