@@ -81,6 +81,8 @@ const CONTENDERS = [
   'upload',
   'uploadOther',
 ];
+/** The contenders of "bds upload / curl -T": run with the storage host on cores of its own (coreSplit). */
+const UPLOAD_COMPARISON = new Set(['upload', 'uploadOther', 'curl']);
 const SECONDS_PER_TICK = 1 / 100; // USER_HZ is 100 on Linux
 
 const FULL = { size: 2 ** 30, rssSize: 4 * 2 ** 30, plainSize: 128 * 2 ** 20, runs: 3, startupRuns: 20 };
@@ -106,6 +108,8 @@ const USAGE = `usage: npm run bench -- [options]
   --other <dir>        another checkout, built, whose bds the contender uploadOther runs (before and after)
   --http               the storage host over plain HTTP (default HTTPS, with a certificate made by openssl
                        for the run, which bds and curl are told to trust)
+  --shared-cores       the upload comparison with the storage host on every core, as bds and curl (default:
+                       the storage host on half of the cores and bds or curl on the other half, with taskset)
   --update-readme      write the results into bench/README.md
   --from <file>        measure nothing: the table of an earlier run's bench/data/latest.json (say, once
                        the targets changed), with --update-readme written into bench/README.md too
@@ -181,6 +185,7 @@ function parseArgs(argv, env) {
     else if (arg === '--only') rest.only = value().split(',');
     else if (arg === '--other') rest.other = path.resolve(value());
     else if (arg === '--http') rest.https = false;
+    else if (arg === '--shared-cores') rest.sharedCores = true;
     else if (arg === '-h' || arg === '--help') {
       console.log(USAGE);
       process.exit(0);
@@ -323,6 +328,12 @@ class SandboxProcess {
     });
   }
 
+  /** Moves the sandbox process, every thread of it, to these cores (taskset's list). */
+  pin(cpus) {
+    const res = spawnSync('taskset', ['-a', '-p', '-c', cpus, String(this.child.pid)], { encoding: 'utf8' });
+    if (res.status !== 0) throw new Error(`taskset could not move the sandbox process to cores ${cpus}: ${res.stderr}`);
+  }
+
   /** CPU seconds the sandbox has taken so far, read from /proc: no IPC inside a measure. */
   cpu() {
     return processCpu(this.child.pid);
@@ -334,6 +345,46 @@ class SandboxProcess {
     this.child.disconnect();
     await exited;
   }
+}
+
+/**
+ * The cores this process may run on (Linux: /proc/self/status), split in two for the upload comparison, or
+ * undefined (fewer than two cores, or no taskset). The comparison runs as if the storage host were another
+ * machine: the sandbox process on the second half of the cores, bds or curl on the first. Sharing every core, the
+ * storage host (about 1.2 cores' worth at full speed on 2 cores) borrowed the second core while curl ran, but not
+ * while bds did, whose SHA-256 of the bytes it sends (the contract's) takes 0.6 s of CPU per GiB: the figure
+ * measured that contest for two cores, not which side of the upload is short.
+ */
+function coreSplit() {
+  let allowed;
+  try {
+    allowed = /Cpus_allowed_list:\s*(\S+)/.exec(fs.readFileSync('/proc/self/status', 'utf8'))?.[1];
+  } catch {
+    return undefined;
+  }
+  const ids = (allowed ?? '').split(',').flatMap((part) => {
+    const [from, to = from] = part.split('-').map(Number);
+    return Array.from({ length: to - from + 1 }, (_, k) => from + k);
+  });
+  if (ids.length < 2 || ids.some((id) => !Number.isInteger(id)) || !which('taskset')) return undefined;
+  const half = ids.length >> 1;
+  return { contender: ids.slice(0, half).join(','), storage: ids.slice(half).join(','), all: ids.join(',') };
+}
+
+/**
+ * Where the sandbox keeps what it receives: a memory file system (/dev/shm) when it has room for the largest
+ * upload. On this VM, the storage host's writes into ext4's page cache (copy_folio_from_iter_atomic) took from
+ * 3 % to 27 % of its CPU from one run to the next, and made the upload's figure bimodal (2.9 s or 4.1 s for 1 GiB
+ * of the same bds).
+ */
+function sandboxRoot(largest) {
+  try {
+    const { bavail, bsize } = fs.statfsSync('/dev/shm');
+    if (bavail * bsize > largest * 1.25 + 256 * 2 ** 20) return '/dev/shm';
+  } catch {
+    // no /dev/shm
+  }
+  return DATA;
 }
 
 /**
@@ -478,15 +529,17 @@ async function warmCache(file) {
 }
 
 /**
- * Runs a command; returns its wall time, output, exit code, peak RSS (GNU time -v when `rss` and available,
- * writing its report in `scratch`, else /proc/<pid>/status VmHWM polled; both count the process's threads),
+ * Runs a command (on the cores `cpus` names, when given); returns its wall time, output, exit code, peak RSS (GNU
+ * time -v when `rss` and available, writing its report in `scratch`, else /proc/<pid>/status VmHWM polled; both
+ * count the process's threads),
  * how many cores' worth of CPU other processes took meanwhile (`others`), and its events (bench/bds-timed.js's
  * stderr lines).
  */
-function measure(command, args, { env, rss = false, scratch = os.tmpdir() } = {}) {
+function measure(command, args, { env, rss = false, scratch = os.tmpdir(), cpus } = {}) {
   const useTime = rss && fs.existsSync('/usr/bin/time');
   const timeFile = useTime ? path.join(scratch, `time-${process.pid}-${Date.now()}`) : undefined;
-  const [cmd, argv] = useTime ? ['/usr/bin/time', ['-v', '-o', timeFile, command, ...args]] : [command, args];
+  const [timed, timedArgs] = useTime ? ['/usr/bin/time', ['-v', '-o', timeFile, command, ...args]] : [command, args];
+  const [cmd, argv] = cpus ? ['taskset', ['-c', cpus, timed, ...timedArgs]] : [timed, timedArgs];
   return new Promise((resolve, reject) => {
     const machineStart = machineCpu();
     const benchStart = benchCpu();
@@ -576,6 +629,22 @@ class Bench {
     };
   }
 
+  /**
+   * Runs `what` with the sandbox process on its own cores and every command `what` measures on the others
+   * (coreSplit); as is when the cores cannot be split.
+   */
+  async isolated(what) {
+    if (!this.split) return what();
+    this.box.pin(this.split.storage);
+    this.contenderCpus = this.split.contender;
+    try {
+      return await what();
+    } finally {
+      this.contenderCpus = undefined;
+      this.box.pin(this.split.all);
+    }
+  }
+
   /** A fresh source, so that no first delivery is "already delivered". */
   source() {
     return this.box.call('createSource', `bench ${Date.now()}`);
@@ -600,11 +669,14 @@ class Bench {
    * whether its pass was remembered (`fromCache`) as expected.
    */
   async bds(args, { home, data, fromCache, bin = TIMED_BIN }) {
+    const storageBefore = this.box.cpu();
     const res = await measure(process.execPath, [bin, ...args, '--period', PERIOD, '--json'], {
       env: this.env(home),
       rss: true,
       scratch: this.scratch,
+      cpus: this.contenderCpus,
     });
+    const storageCpu = this.box.cpu() - storageBefore;
     const what = `bds ${args[0]} ${path.basename(data.dir)}`;
     if (res.code !== 0) throw new Error(`${what} exited ${res.code}:\n${res.stderr}`);
     const out = JSON.parse(res.stdout);
@@ -635,6 +707,7 @@ class Bench {
       upload: between('uploading', 'completing'),
       peakRss: res.peakRss,
       cpu: res.cpu,
+      storageCpu,
       others: res.others,
     };
   }
@@ -683,8 +756,8 @@ class Bench {
     const home = this.freshHome();
     await this.check(home, this.data, bin);
     const deliver = await this.deliver(home, this.data, { fromCache: true, bin });
-    const { upload, wall, peakRss, cpu, others } = deliver;
-    return { upload, wall, peakRss, cpu, others };
+    const { upload, wall, peakRss, cpu, storageCpu, others } = deliver;
+    return { upload, wall, peakRss, cpu, storageCpu, others };
   }
 
   /** The upload case with the bds of another checkout (--other), interleaved with this one's: before and after. */
@@ -747,6 +820,7 @@ class Bench {
       report: JSON.parse(fs.readFileSync(path.join(this.data.dir, 'report.json'), 'utf8')),
     });
     const headers = Object.entries(created.upload.headers).flatMap(([name, value]) => ['-H', `${name}: ${value}`]);
+    const storageBefore = this.box.cpu();
     const res = await measure(
       'curl',
       [
@@ -762,11 +836,12 @@ class Bench {
         '-o',
         '/dev/null',
       ],
-      { rss: true, scratch: this.scratch },
+      { rss: true, scratch: this.scratch, cpus: this.contenderCpus },
     );
+    const storageCpu = this.box.cpu() - storageBefore;
     if (res.code !== 0) throw new Error(`curl -T exited ${res.code}: ${res.stderr}`);
     await this.verifyAndClean(created.batch.id, 'curl -T', this.data);
-    return { wall: res.wall, cpu: res.cpu, others: res.others };
+    return { wall: res.wall, cpu: res.cpu, storageCpu, others: res.others };
   }
 
   async api(method, route, body) {
@@ -798,13 +873,20 @@ const SUMMARY = {
     `${seconds(r.wall)}, ${Object.entries(r.phases)
       .map(([k, v]) => `${k} ${v.toFixed(2)}`)
       .join(', ')}`,
-  curl: (r) => `${seconds(r.wall)} (CPU ${seconds(r.cpu)})`,
+  curl: (r) => `${seconds(r.wall)} (CPU ${seconds(r.cpu)}, ${storageBusy(r.storageCpu, r.wall)})`,
   capped: (r) => `upload ${seconds(r.upload)}, ${mbps(r.bytes, r.upload)}`,
-  uploadOther: (r) =>
-    `upload ${seconds(r.upload)} (delivery ${seconds(r.wall)}, CPU ${seconds(r.cpu)}, peak RSS ${mb(r.peakRss)})`,
+  uploadOther: (r) => SUMMARY.upload(r),
   upload: (r) =>
-    `upload ${seconds(r.upload)} (delivery ${seconds(r.wall)}, CPU ${seconds(r.cpu)}, peak RSS ${mb(r.peakRss)})`,
+    `upload ${seconds(r.upload)} (delivery ${seconds(r.wall)}, CPU ${seconds(r.cpu)}, peak RSS ${mb(r.peakRss)}, ${storageBusy(r.storageCpu, r.upload)})`,
 };
+
+/**
+ * The storage host's CPU during an upload, and as a share of the upload's time: near 1 on cores of its own, the
+ * storage host was the short side; well under, the client was.
+ */
+function storageBusy(cpu, upload) {
+  return `storage host CPU ${seconds(cpu)}, ${ratio(cpu / upload)} of the upload`;
+}
 
 /**
  * Start-up: node -e 0, bds --version and bds --help, interleaved (bench/startup.js), on this Node and on each
@@ -880,7 +962,12 @@ function summarize(loadResult, options) {
     plainPreflight: median(pick(runs.plainDeliver, (r) => r.preflight)),
     pigz: median(pick(runs.pigz, (r) => r.seconds)),
     first: median(pick(runs.firstAndRerun, (r) => r.first.wall)),
-    upload: median(pick(runs.firstAndRerun, (r) => r.first.upload)),
+    // The upload case, run as curl -T is (coreSplit); a bench without it takes the first deliveries' uploads.
+    upload: median(runs.upload ? pick(runs.upload, (r) => r.upload) : pick(runs.firstAndRerun, (r) => r.first.upload)),
+    storageBusy: {
+      upload: median(pick(runs.upload, (r) => r.storageCpu / r.upload)),
+      curl: median(pick(runs.curl, (r) => r.storageCpu / r.wall)),
+    },
     rerun: median(pick(runs.firstAndRerun, (r) => r.rerun.wall)),
     check: median(pick(runs.checkThenDeliver, (r) => r.check.wall)),
     afterCheck: median(pick(runs.checkThenDeliver, (r) => r.deliver.wall)),
@@ -1065,10 +1152,15 @@ function report(results) {
   }
   if (quiet) {
     rows.push(
-      ['bds upload phase', `${seconds(quiet.upload)}, ${mbps(data.bytes, quiet.upload)}`, '', ''],
       [
-        `curl -T to the storage host, median of ${n}`,
-        `${seconds(quiet.curl)}, ${mbps(data.bytes, quiet.curl)}`,
+        `bds upload phase (deliver after check), median of ${n}; the storage host's CPU / the upload's time`,
+        `${seconds(quiet.upload)}, ${mbps(data.bytes, quiet.upload)}; ${ratio(quiet.storageBusy?.upload)}`,
+        '',
+        '',
+      ],
+      [
+        `curl -T to the storage host, median of ${n}; the storage host's CPU / the upload's time`,
+        `${seconds(quiet.curl)}, ${mbps(data.bytes, quiet.curl)}; ${ratio(quiet.storageBusy?.curl)}`,
         '',
         '',
       ],
@@ -1093,7 +1185,7 @@ function report(results) {
     'sandbox process peak RSS (its own process since issue 34)',
     mb(results.sandboxRss),
     '',
-    'uploads stream to disk',
+    'uploads stream to a file',
   ]);
 
   const header = [
@@ -1101,6 +1193,9 @@ function report(results) {
       `${bigSize}: ${(results.bigData.bytes / 2 ** 20).toFixed(0)} MiB; plain .jsonl ${(plain.bytes / 2 ** 20).toFixed(0)} MiB (${sizeLabel(options.plainSize)} inflated).`,
     `Machine: ${m.cpu}, ${m.cores} cores, ${m.memory} RAM, ${m.os}, Node ${m.node}.`,
     `Run: finished ${new Date(results.finishedAt).toISOString()}, ${n} run${n > 1 ? 's' : ''} of each contender per column, alternating; files in the page cache.`,
+    results.uploadCores
+      ? `Upload comparison: the storage host on core${results.uploadCores.storage.includes(',') ? 's' : ''} ${results.uploadCores.storage}, bds and curl on ${results.uploadCores.contender} (taskset), as if it were another machine; it keeps uploads in ${results.sandboxRoot}.`
+      : `Upload comparison: the storage host shares every core with bds and curl; it keeps uploads in ${results.sandboxRoot ?? 'bench/data'}.`,
     ...present.map((load) => {
       const l = loads[load];
       return (
@@ -1143,7 +1238,7 @@ async function runLoad(loadName, bench, options, { data, bigData, plain, pigzIns
     ...(pigzInstalled ? ['pigz'] : []),
     // The comparisons with hand-written tools are for a quiet machine.
     ...(quiet && options.baseline ? ['baseline'] : []),
-    ...(quiet ? ['curl', 'capped'] : []),
+    ...(quiet ? ['curl', 'upload', 'capped'] : []),
   ];
   const runs = Object.fromEntries(contenders.map((name) => [name, []]));
   const others = [];
@@ -1167,7 +1262,9 @@ async function runLoad(loadName, bench, options, { data, bigData, plain, pigzIns
       const order = contenders.map((_, k) => contenders[(k + run) % contenders.length]);
       for (const name of order) {
         await warmCache(name === 'plainDeliver' || name === 'pigz' ? plain.file : data.file);
-        const result = await timed(`run ${run + 1}/${options.runs}: ${name}`, () => bench[name]());
+        const result = await timed(`run ${run + 1}/${options.runs}: ${name}`, () =>
+          UPLOAD_COMPARISON.has(name) ? bench.isolated(() => bench[name]()) : bench[name](),
+        );
         runs[name].push(result);
         log(`  ${SUMMARY[name](result)}; others ${cores(result.others)}`);
       }
@@ -1236,6 +1333,13 @@ function onlyReport(loads, data) {
       lines.push(
         `  pre-flight of the plain .jsonl / pigz, of the medians: ${ratioOfMedians(runs, 'plainDeliver', 'pigz')}`,
       );
+    for (const [name, share] of [
+      ['upload', (r) => r.storageCpu / r.upload],
+      ['curl', (r) => r.storageCpu / r.wall],
+    ]) {
+      if (runs[name])
+        lines.push(`  the storage host's CPU / ${name}'s time: ${runs[name].map(share).map(ratio).join(', ')}`);
+    }
     if (runs.upload && runs.curl) {
       const ratios = runs.upload.map((r, k) => runs.curl[k].wall / r.upload);
       lines.push(
@@ -1265,13 +1369,15 @@ async function main() {
   const pigzInstalled = which('pigz');
   if (!pigzInstalled) log('pigz is not installed: no comparison with it (apt-get install pigz)');
 
-  const sandboxDir = path.join(DATA, `sandbox-${process.pid}`);
+  const largest = Math.max(data.bytes, bigData?.bytes ?? 0, plain?.bytes ?? 0);
+  const sandboxDir = path.join(sandboxRoot(largest), `bds-bench-sandbox-${process.pid}`);
   const certDir = options.https ? selfSignedCertificate(path.join(sandboxDir, 'tls')) : undefined;
   const box = await SandboxProcess.start(sandboxDir, certDir);
   sandboxProcess = box;
   const bench = new Bench(box, data, plain);
   bench.other = options.other;
   bench.cert = certDir && path.join(certDir, 'cert.pem');
+  bench.split = options.sharedCores ? undefined : coreSplit();
   const stop = async () => {
     load.stop();
     await box.close();
@@ -1281,7 +1387,12 @@ async function main() {
   process.once('SIGINT', () => void stop().then(() => process.exit(130)));
 
   try {
-    log(`sandbox at ${box.baseUrl}, storage at ${box.storageUrl}`);
+    log(`sandbox at ${box.baseUrl}, storage at ${box.storageUrl}, keeping uploads in ${sandboxDir}`);
+    log(
+      bench.split
+        ? `upload comparison: the storage host on cores ${bench.split.storage}, bds and curl on ${bench.split.contender}`
+        : 'upload comparison: the storage host shares every core with bds and curl',
+    );
     const loads = {};
     for (const loadName of LOADS.filter((load) => options[load])) {
       loads[loadName] = await runLoad(loadName, bench, options, { data, bigData, plain, pigzInstalled });
@@ -1299,6 +1410,8 @@ async function main() {
       pigzInstalled,
       loads,
       sandboxRss: await box.call('maxRss'),
+      uploadCores: bench.split ?? null,
+      sandboxRoot: path.dirname(sandboxDir),
       finishedAt: Date.now(),
     };
     const markdown = report(results);
