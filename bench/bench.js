@@ -80,8 +80,10 @@ const CONTENDERS = [
   'capped',
   'upload',
   'uploadOther',
+  'uploadShared',
+  'curlShared',
 ];
-/** The contenders of "bds upload / curl -T": run with the storage host on cores of its own (coreSplit). */
+/** The contenders of "bds upload / curl -T" run with the storage host on cores of its own (coreSplit); uploadShared and curlShared are the same on shared cores. */
 const UPLOAD_COMPARISON = new Set(['upload', 'uploadOther', 'curl']);
 const SECONDS_PER_TICK = 1 / 100; // USER_HZ is 100 on Linux
 
@@ -104,12 +106,11 @@ const USAGE = `usage: npm run bench -- [options]
                        (default 0.3; Linux only)
   --retries <n>        make a disturbed run again at most n times (default 3)
   --only <names>       only these contenders, comma-separated (${CONTENDERS.join(', ')}), on the quiet machine
-                       unless --no-quiet: their figures, no table (e.g. --only upload,curl: the upload case)
+                       unless --no-quiet: their figures, no table (e.g. --only upload,curl: the upload case
+                       with the storage host on cores of its own; uploadShared,curlShared: on shared cores)
   --other <dir>        another checkout, built, whose bds the contender uploadOther runs (before and after)
   --http               the storage host over plain HTTP (default HTTPS, with a certificate made by openssl
                        for the run, which bds and curl are told to trust)
-  --shared-cores       the upload comparison with the storage host on every core, as bds and curl (default:
-                       the storage host on half of the cores and bds or curl on the other half, with taskset)
   --update-readme      write the results into bench/README.md
   --from <file>        measure nothing: the table of an earlier run's bench/data/latest.json (say, once
                        the targets changed), with --update-readme written into bench/README.md too
@@ -185,7 +186,6 @@ function parseArgs(argv, env) {
     else if (arg === '--only') rest.only = value().split(',');
     else if (arg === '--other') rest.other = path.resolve(value());
     else if (arg === '--http') rest.https = false;
-    else if (arg === '--shared-cores') rest.sharedCores = true;
     else if (arg === '-h' || arg === '--help') {
       console.log(USAGE);
       process.exit(0);
@@ -377,14 +377,44 @@ function coreSplit() {
  * 3 % to 27 % of its CPU from one run to the next, and made the upload's figure bimodal (2.9 s or 4.1 s for 1 GiB
  * of the same bds).
  */
-function sandboxRoot(largest) {
+function sandboxRoot(largest, dataFiles) {
   try {
     const { bavail, bsize } = fs.statfsSync('/dev/shm');
-    if (bavail * bsize > largest * 1.25 + 256 * 2 ** 20) return '/dev/shm';
+    // tmpfs says how large it may grow, not how much memory is free: the data files must stay in the page cache.
+    const available = Number(/MemAvailable:\s+(\d+)/.exec(fs.readFileSync('/proc/meminfo', 'utf8'))?.[1]) * 1024;
+    const needed = largest * 1.25 + 256 * 2 ** 20;
+    if (bavail * bsize > needed && available > needed + dataFiles + 2 ** 30) return '/dev/shm';
   } catch {
-    // no /dev/shm
+    // no /dev/shm or /proc/meminfo
   }
   return DATA;
+}
+
+/** Removes the sandbox folders of earlier bench runs that died before they could (their process is gone). */
+function removeStaleSandboxes() {
+  for (const root of ['/dev/shm', DATA]) {
+    let names = [];
+    try {
+      names = fs.readdirSync(root);
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      const pid = Number(/^bds-bench-sandbox-(\d+)$/.exec(name)?.[1]);
+      if (!pid || alive(pid)) continue;
+      fs.rmSync(path.join(root, name), { recursive: true, force: true });
+      log(`removed ${path.join(root, name)}, left by a bench run that ended without cleaning up`);
+    }
+  }
+}
+
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return error.code === 'EPERM';
+  }
 }
 
 /**
@@ -529,13 +559,14 @@ async function warmCache(file) {
 }
 
 /**
- * Runs a command (on the cores `cpus` names, when given); returns its wall time, output, exit code, peak RSS (GNU
+ * Runs a command (on the cores `cpus` names, when given; `onEvent` is called with each bench/bds-timed.js event as
+ * it arrives); returns its wall time, output, exit code, peak RSS (GNU
  * time -v when `rss` and available, writing its report in `scratch`, else /proc/<pid>/status VmHWM polled; both
  * count the process's threads),
  * how many cores' worth of CPU other processes took meanwhile (`others`), and its events (bench/bds-timed.js's
  * stderr lines).
  */
-function measure(command, args, { env, rss = false, scratch = os.tmpdir(), cpus } = {}) {
+function measure(command, args, { env, rss = false, scratch = os.tmpdir(), cpus, onEvent } = {}) {
   const useTime = rss && fs.existsSync('/usr/bin/time');
   const timeFile = useTime ? path.join(scratch, `time-${process.pid}-${Date.now()}`) : undefined;
   const [timed, timedArgs] = useTime ? ['/usr/bin/time', ['-v', '-o', timeFile, command, ...args]] : [command, args];
@@ -560,7 +591,16 @@ function measure(command, args, { env, rss = false, scratch = os.tmpdir(), cpus 
       }, 20);
     }
     child.stdout.setEncoding('utf8').on('data', (text) => (stdout += text));
-    child.stderr.setEncoding('utf8').on('data', (text) => (stderr += text));
+    let seen = 0;
+    child.stderr.setEncoding('utf8').on('data', (text) => {
+      stderr += text;
+      // Each event as it arrives, for what must be read at its moment (the storage host's CPU).
+      const end = stderr.lastIndexOf('\n') + 1;
+      for (const line of stderr.slice(seen, end).split('\n')) {
+        if (line.startsWith('event ')) onEvent?.(JSON.parse(line.slice('event '.length)));
+      }
+      seen = Math.max(seen, end);
+    });
     child.on('error', reject);
     child.on('close', (code) => {
       const wall = (performance.now() - started) / 1000;
@@ -641,7 +681,12 @@ class Bench {
       return await what();
     } finally {
       this.contenderCpus = undefined;
-      this.box.pin(this.split.all);
+      try {
+        this.box.pin(this.split.all);
+      } catch (error) {
+        // Not worth hiding what `what` threw; the rest of the run then has the storage host on fewer cores.
+        log(`warning: ${error.message}`);
+      }
     }
   }
 
@@ -669,14 +714,18 @@ class Bench {
    * whether its pass was remembered (`fromCache`) as expected.
    */
   async bds(args, { home, data, fromCache, bin = TIMED_BIN }) {
-    const storageBefore = this.box.cpu();
+    // The storage host's CPU over the upload phase alone, read when its two events arrive.
+    const storageAt = {};
     const res = await measure(process.execPath, [bin, ...args, '--period', PERIOD, '--json'], {
       env: this.env(home),
       rss: true,
       scratch: this.scratch,
       cpus: this.contenderCpus,
+      onEvent: (event) => {
+        if (event.step === 'uploading' || event.step === 'completing') storageAt[event.step] = this.box.cpu();
+      },
     });
-    const storageCpu = this.box.cpu() - storageBefore;
+    const storageCpu = storageAt.completing - storageAt.uploading;
     const what = `bds ${args[0]} ${path.basename(data.dir)}`;
     if (res.code !== 0) throw new Error(`${what} exited ${res.code}:\n${res.stderr}`);
     const out = JSON.parse(res.stdout);
@@ -758,6 +807,16 @@ class Bench {
     const deliver = await this.deliver(home, this.data, { fromCache: true, bin });
     const { upload, wall, peakRss, cpu, storageCpu, others } = deliver;
     return { upload, wall, peakRss, cpu, storageCpu, others };
+  }
+
+  /** The upload case with the storage host on every core, as bds: what two shared cores give. */
+  uploadShared() {
+    return this.upload();
+  }
+
+  /** curl -T with the storage host on every core, as curl. */
+  curlShared() {
+    return this.curl();
   }
 
   /** The upload case with the bds of another checkout (--other), interleaved with this one's: before and after. */
@@ -876,6 +935,8 @@ const SUMMARY = {
   curl: (r) => `${seconds(r.wall)} (CPU ${seconds(r.cpu)}, ${storageBusy(r.storageCpu, r.wall)})`,
   capped: (r) => `upload ${seconds(r.upload)}, ${mbps(r.bytes, r.upload)}`,
   uploadOther: (r) => SUMMARY.upload(r),
+  uploadShared: (r) => SUMMARY.upload(r),
+  curlShared: (r) => SUMMARY.curl(r),
   upload: (r) =>
     `upload ${seconds(r.upload)} (delivery ${seconds(r.wall)}, CPU ${seconds(r.cpu)}, peak RSS ${mb(r.peakRss)}, ${storageBusy(r.storageCpu, r.upload)})`,
 };
@@ -962,11 +1023,13 @@ function summarize(loadResult, options) {
     plainPreflight: median(pick(runs.plainDeliver, (r) => r.preflight)),
     pigz: median(pick(runs.pigz, (r) => r.seconds)),
     first: median(pick(runs.firstAndRerun, (r) => r.first.wall)),
-    // The upload case, run as curl -T is (coreSplit); a bench without it takes the first deliveries' uploads.
+    // The upload case against curl -T, each with the storage host on cores of its own (coreSplit) and on every
+    // core; a bench of before them took the first deliveries' uploads.
     upload: median(runs.upload ? pick(runs.upload, (r) => r.upload) : pick(runs.firstAndRerun, (r) => r.first.upload)),
-    storageBusy: {
-      upload: median(pick(runs.upload, (r) => r.storageCpu / r.upload)),
-      curl: median(pick(runs.curl, (r) => r.storageCpu / r.wall)),
+    uploadFrom: runs.upload ? 'deliver after check' : 'first deliveries',
+    uploadCases: {
+      isolated: runs.upload && uploadCase(runs.upload, runs.curl),
+      shared: runs.uploadShared && uploadCase(runs.uploadShared, runs.curlShared),
     },
     rerun: median(pick(runs.firstAndRerun, (r) => r.rerun.wall)),
     check: median(pick(runs.checkThenDeliver, (r) => r.check.wall)),
@@ -988,6 +1051,41 @@ function summarize(loadResult, options) {
     curl: median(pick(runs.curl, (r) => r.wall)),
     capped: median(pick(runs.capped, (r) => r.upload)),
     n: options.runs,
+  };
+}
+
+/**
+ * The rows of one upload case: bds's upload phase (deliver after check) and curl -T, with the CPU of each command
+ * and the storage host's CPU as a share of the upload's time, then their ratio: against the target when `judged`.
+ */
+function uploadRows(c, { where, judged, bytes, n }) {
+  const row = (what, time, cpu, storage) => [
+    `${what}, ${where}`,
+    `${seconds(time)}, ${mbps(bytes, time)} (CPU ${seconds(cpu)}; storage host busy ${ratio(storage)})`,
+    '',
+    '',
+  ];
+  return [
+    row(`bds upload phase (deliver after check), median of ${n}`, c.upload, c.uploadCpu, c.uploadStorage),
+    row(`curl -T, median of ${n}`, c.curl, c.curlCpu, c.curlStorage),
+    [
+      `**bds upload / curl -T** (throughput), ${where}`,
+      ratio(c.curl / c.upload),
+      '',
+      judged ? verdict(c.curl / c.upload, TARGETS.upload, { atLeast: true }) : 'information',
+    ],
+  ];
+}
+
+/** Medians of an upload case and of curl -T beside it: times, CPU of the command, the storage host's share. */
+function uploadCase(uploads, curls = []) {
+  return {
+    upload: median(uploads.map((r) => r.upload)),
+    uploadCpu: median(uploads.map((r) => r.cpu)),
+    uploadStorage: median(uploads.map((r) => r.storageCpu / r.upload)),
+    curl: median(curls.map((r) => r.wall)),
+    curlCpu: median(curls.map((r) => r.cpu)),
+    curlStorage: median(curls.map((r) => r.storageCpu / r.wall)),
   };
 }
 
@@ -1150,17 +1248,23 @@ function report(results) {
       ['bds deliver / baseline.sh without its jq check', ratio(quiet.first / noCheck), '', 'information'],
     );
   }
-  if (quiet) {
+  const cases = quiet?.uploadCases ?? {};
+  const split = results.uploadCores;
+  if (cases.isolated) {
+    const where = `storage host on core${split?.storage.includes(',') ? 's' : ''} ${split?.storage}`;
+    rows.push(...uploadRows(cases.isolated, { where, judged: true, bytes: data.bytes, n }));
+  } else if (quiet) {
+    // A bench of before the two cases: the storage host shared every core.
     rows.push(
       [
-        `bds upload phase (deliver after check), median of ${n}; the storage host's CPU / the upload's time`,
-        `${seconds(quiet.upload)}, ${mbps(data.bytes, quiet.upload)}; ${ratio(quiet.storageBusy?.upload)}`,
+        `bds upload phase (${quiet.uploadFrom}), median of ${n}`,
+        `${seconds(quiet.upload)}, ${mbps(data.bytes, quiet.upload)}`,
         '',
         '',
       ],
       [
-        `curl -T to the storage host, median of ${n}; the storage host's CPU / the upload's time`,
-        `${seconds(quiet.curl)}, ${mbps(data.bytes, quiet.curl)}; ${ratio(quiet.storageBusy?.curl)}`,
+        `curl -T to the storage host, median of ${n}`,
+        `${seconds(quiet.curl)}, ${mbps(data.bytes, quiet.curl)}`,
         '',
         '',
       ],
@@ -1171,6 +1275,10 @@ function report(results) {
         verdict(quiet.curl / quiet.upload, TARGETS.upload, { atLeast: true }),
       ],
     );
+  }
+  if (cases.shared) {
+    const where = 'cores shared';
+    rows.push(...uploadRows(cases.shared, { where, judged: false, bytes: data.bytes, n }));
   }
   if (Number.isFinite(quiet?.capped)) {
     const achieved = data.bytes / quiet.capped / RATE_CAP;
@@ -1194,7 +1302,7 @@ function report(results) {
     `Machine: ${m.cpu}, ${m.cores} cores, ${m.memory} RAM, ${m.os}, Node ${m.node}.`,
     `Run: finished ${new Date(results.finishedAt).toISOString()}, ${n} run${n > 1 ? 's' : ''} of each contender per column, alternating; files in the page cache.`,
     results.uploadCores
-      ? `Upload comparison: the storage host on core${results.uploadCores.storage.includes(',') ? 's' : ''} ${results.uploadCores.storage}, bds and curl on ${results.uploadCores.contender} (taskset), as if it were another machine; it keeps uploads in ${results.sandboxRoot}.`
+      ? `Upload comparison: the storage host on core${results.uploadCores.storage.includes(',') ? 's' : ''} ${results.uploadCores.storage}, bds and curl on ${results.uploadCores.contender} (taskset), then all sharing every core; it keeps uploads in ${results.sandboxRoot}. "Storage host busy": its CPU over the upload's time.`
       : `Upload comparison: the storage host shares every core with bds and curl; it keeps uploads in ${results.sandboxRoot ?? 'bench/data'}.`,
     ...present.map((load) => {
       const l = loads[load];
@@ -1238,7 +1346,7 @@ async function runLoad(loadName, bench, options, { data, bigData, plain, pigzIns
     ...(pigzInstalled ? ['pigz'] : []),
     // The comparisons with hand-written tools are for a quiet machine.
     ...(quiet && options.baseline ? ['baseline'] : []),
-    ...(quiet ? ['curl', 'upload', 'capped'] : []),
+    ...(quiet ? ['curl', 'upload', 'curlShared', 'uploadShared', 'capped'] : []),
   ];
   const runs = Object.fromEntries(contenders.map((name) => [name, []]));
   const others = [];
@@ -1304,7 +1412,9 @@ function onlyReport(loads, data) {
   const figure = {
     upload: (r) => r.upload,
     uploadOther: (r) => r.upload,
+    uploadShared: (r) => r.upload,
     capped: (r) => r.upload,
+    curlShared: (r) => r.wall,
     curl: (r) => r.wall,
     inflate: (r) => r.seconds,
     pigz: (r) => r.seconds,
@@ -1333,17 +1443,26 @@ function onlyReport(loads, data) {
       lines.push(
         `  pre-flight of the plain .jsonl / pigz, of the medians: ${ratioOfMedians(runs, 'plainDeliver', 'pigz')}`,
       );
-    for (const [name, share] of [
-      ['upload', (r) => r.storageCpu / r.upload],
-      ['curl', (r) => r.storageCpu / r.wall],
-    ]) {
+    const uploadShare = (r) => r.storageCpu / r.upload;
+    const curlShare = (r) => r.storageCpu / r.wall;
+    for (const [name, share] of Object.entries({
+      upload: uploadShare,
+      uploadShared: uploadShare,
+      curl: curlShare,
+      curlShared: curlShare,
+    })) {
       if (runs[name])
         lines.push(`  the storage host's CPU / ${name}'s time: ${runs[name].map(share).map(ratio).join(', ')}`);
     }
-    if (runs.upload && runs.curl) {
-      const ratios = runs.upload.map((r, k) => runs.curl[k].wall / r.upload);
+    for (const [upload, curl] of [
+      ['upload', 'curl'],
+      ['uploadShared', 'curlShared'],
+    ]) {
+      if (!runs[upload] || !runs[curl]) continue;
+      const ratios = runs[upload].map((r, k) => runs[curl][k].wall / r.upload);
+      const ofMedians = median(runs[curl].map((r) => r.wall)) / median(runs[upload].map((r) => r.upload));
       lines.push(
-        `  bds upload / curl -T (throughput), run by run: ${ratios.map(ratio).join(', ')}; of the medians ${ratio(median(runs.curl.map((r) => r.wall)) / median(runs.upload.map((r) => r.upload)))}`,
+        `  ${upload} / ${curl} (throughput), run by run: ${ratios.map(ratio).join(', ')}; of the medians ${ratio(ofMedians)}`,
       );
     }
     process.stdout.write(`${lines.join('\n')}\n`);
@@ -1369,22 +1488,37 @@ async function main() {
   const pigzInstalled = which('pigz');
   if (!pigzInstalled) log('pigz is not installed: no comparison with it (apt-get install pigz)');
 
-  const largest = Math.max(data.bytes, bigData?.bytes ?? 0, plain?.bytes ?? 0);
-  const sandboxDir = path.join(sandboxRoot(largest), `bds-bench-sandbox-${process.pid}`);
-  const certDir = options.https ? selfSignedCertificate(path.join(sandboxDir, 'tls')) : undefined;
-  const box = await SandboxProcess.start(sandboxDir, certDir);
+  removeStaleSandboxes();
+  const sizes = [data, bigData, plain].filter(Boolean).map((files) => files.bytes);
+  const root = sandboxRoot(
+    Math.max(...sizes),
+    sizes.reduce((sum, bytes) => sum + bytes, 0),
+  );
+  // Removed however the run ends, short of SIGKILL (the next run then removes it).
+  const sandboxDir = path.join(root, `bds-bench-sandbox-${process.pid}`);
+  const certDir = options.https ? path.join(sandboxDir, 'tls') : undefined;
+  let box;
+  try {
+    if (certDir) selfSignedCertificate(certDir);
+    box = await SandboxProcess.start(sandboxDir, certDir);
+  } catch (error) {
+    fs.rmSync(sandboxDir, { recursive: true, force: true });
+    throw error;
+  }
   sandboxProcess = box;
   const bench = new Bench(box, data, plain);
   bench.other = options.other;
   bench.cert = certDir && path.join(certDir, 'cert.pem');
-  bench.split = options.sharedCores ? undefined : coreSplit();
+  bench.split = coreSplit();
   const stop = async () => {
     load.stop();
     await box.close();
     fs.rmSync(sandboxDir, { recursive: true, force: true });
     bench.close();
   };
-  process.once('SIGINT', () => void stop().then(() => process.exit(130)));
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+    process.once(signal, () => void stop().then(() => process.exit(128 + os.constants.signals[signal])));
+  }
 
   try {
     log(`sandbox at ${box.baseUrl}, storage at ${box.storageUrl}, keeping uploads in ${sandboxDir}`);
