@@ -83,7 +83,10 @@ const CONTENDERS = [
   'uploadShared',
   'curlShared',
 ];
-/** The contenders of "bds upload / curl -T" run with the storage host on cores of its own (coreSplit); uploadShared and curlShared are the same on shared cores. */
+/**
+ * The contenders of "bds upload / curl -T", run with the storage host on cores of its own (coreSplit);
+ * uploadShared and curlShared are the same two on shared cores.
+ */
 const UPLOAD_COMPARISON = new Set(['upload', 'uploadOther', 'curl']);
 const SECONDS_PER_TICK = 1 / 100; // USER_HZ is 100 on Linux
 
@@ -349,11 +352,11 @@ class SandboxProcess {
 
 /**
  * The cores this process may run on (Linux: /proc/self/status), split in two for the upload comparison, or
- * undefined (fewer than two cores, or no taskset). The comparison runs as if the storage host were another
- * machine: the sandbox process on the second half of the cores, bds or curl on the first. Sharing every core, the
- * storage host (about 1.2 cores' worth at full speed on 2 cores) borrowed the second core while curl ran, but not
- * while bds did, whose SHA-256 of the bytes it sends (the contract's) takes 0.6 s of CPU per GiB: the figure
- * measured that contest for two cores, not which side of the upload is short.
+ * undefined (fewer than two cores, or no taskset). The comparison runs with the storage host on cores of its
+ * own, as another machine's are: the sandbox process on the second half, bds or curl on the first. Sharing
+ * every core, the storage host (about 1.2 cores' worth at full speed on 2 cores) borrowed the second core while
+ * curl ran, but less while bds did, whose SHA-256 of the bytes it sends (the contract's) takes 0.6 s of CPU per
+ * GiB: that figure measures the contest for two cores, not which side of the upload is short.
  */
 function coreSplit() {
   let allowed;
@@ -559,12 +562,10 @@ async function warmCache(file) {
 }
 
 /**
- * Runs a command (on the cores `cpus` names, when given; `onEvent` is called with each bench/bds-timed.js event as
- * it arrives); returns its wall time, output, exit code, peak RSS (GNU
- * time -v when `rss` and available, writing its report in `scratch`, else /proc/<pid>/status VmHWM polled; both
- * count the process's threads),
- * how many cores' worth of CPU other processes took meanwhile (`others`), and its events (bench/bds-timed.js's
- * stderr lines).
+ * Runs a command, on the cores `cpus` names when given, calling `onEvent` with each bench/bds-timed.js event as it
+ * arrives; returns its wall time, output, exit code, peak RSS (GNU time -v when `rss` and available, writing its
+ * report in `scratch`, else /proc/<pid>/status VmHWM polled; both count the process's threads), how many cores'
+ * worth of CPU other processes took meanwhile (`others`), and its events (bench/bds-timed.js's stderr lines).
  */
 function measure(command, args, { env, rss = false, scratch = os.tmpdir(), cpus, onEvent } = {}) {
   const useTime = rss && fs.existsSync('/usr/bin/time');
@@ -599,7 +600,7 @@ function measure(command, args, { env, rss = false, scratch = os.tmpdir(), cpus,
       for (const line of stderr.slice(seen, end).split('\n')) {
         if (line.startsWith('event ')) onEvent?.(JSON.parse(line.slice('event '.length)));
       }
-      seen = Math.max(seen, end);
+      seen = end;
     });
     child.on('error', reject);
     child.on('close', (code) => {
@@ -1077,6 +1078,11 @@ function uploadRows(c, { where, judged, bytes, n }) {
   ];
 }
 
+/** "core 1", "cores 2,3": a taskset list of cores, in words. */
+function coreList(list) {
+  return `core${list.includes(',') ? 's' : ''} ${list}`;
+}
+
 /** Medians of an upload case and of curl -T beside it: times, CPU of the command, the storage host's share. */
 function uploadCase(uploads, curls = []) {
   return {
@@ -1251,7 +1257,7 @@ function report(results) {
   const cases = quiet?.uploadCases ?? {};
   const split = results.uploadCores;
   if (cases.isolated) {
-    const where = `storage host on core${split?.storage.includes(',') ? 's' : ''} ${split?.storage}`;
+    const where = `storage host on ${coreList(split.storage)}`;
     rows.push(...uploadRows(cases.isolated, { where, judged: true, bytes: data.bytes, n }));
   } else if (quiet) {
     // A bench of before the two cases: the storage host shared every core.
@@ -1302,7 +1308,7 @@ function report(results) {
     `Machine: ${m.cpu}, ${m.cores} cores, ${m.memory} RAM, ${m.os}, Node ${m.node}.`,
     `Run: finished ${new Date(results.finishedAt).toISOString()}, ${n} run${n > 1 ? 's' : ''} of each contender per column, alternating; files in the page cache.`,
     results.uploadCores
-      ? `Upload comparison: the storage host on core${results.uploadCores.storage.includes(',') ? 's' : ''} ${results.uploadCores.storage}, bds and curl on ${results.uploadCores.contender} (taskset), then all sharing every core; it keeps uploads in ${results.sandboxRoot}. "Storage host busy": its CPU over the upload's time.`
+      ? `Upload comparison: the storage host on ${coreList(results.uploadCores.storage)}, bds and curl on ${coreList(results.uploadCores.contender)} (taskset), then all sharing every core; it keeps uploads in ${results.sandboxRoot}. "Storage host busy": its CPU over the upload's time.`
       : `Upload comparison: the storage host shares every core with bds and curl; it keeps uploads in ${results.sandboxRoot ?? 'bench/data'}.`,
     ...present.map((load) => {
       const l = loads[load];
