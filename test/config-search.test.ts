@@ -53,7 +53,7 @@ describe('the config search never leaves home', () => {
     expect(res.json().baseUrl).toBe(box.baseUrl);
     expect(stolen.authorizations).toEqual([]);
     // The working folder itself still counts.
-    writeFileSync(path.join(cwd, '.bdsrc.json'), JSON.stringify({ sourceId: 'src_here', baseUrl: box.baseUrl }));
+    writeFileSync(path.join(cwd, '.bdsrc.json'), JSON.stringify({ sourceId: 'src_here' }));
     const here = await run(['doctor', '--json'], { home, cwd, env: { ...env, BDS_API_KEY: box.keys.live } });
     expect(here.json().checks.find((c: { name: string }) => c.name === 'config file').message).toBe(
       path.join(cwd, '.bdsrc.json'),

@@ -504,7 +504,7 @@ describe('--metrics-file: the Prometheus textfile, replaced after each run, mont
 
   it('a file that holds lines bds did not write is left alone, with a warning', async () => {
     const box = await sandbox();
-    const file = path.join(tempDir(), 'passwd');
+    const file = path.join(tempDir(), 'passwd.prom');
     writeFileSync(file, 'root:x:0:0:root:/root:/bin/bash\n');
     const res = await deliverTo(box, makeFolder(), { args: ['--metrics-file', file] });
     expect(res.code).toBe(0);

@@ -24,6 +24,12 @@ export interface ProxyServer {
   shown: string;
 }
 
+/**
+ * Certificates are checked whatever NODE_TLS_REJECT_UNAUTHORIZED says (Node's default for a connection that does
+ * not say): the key must never go to a server that cannot prove its name. A private CA is NODE_EXTRA_CA_CERTS's.
+ */
+const CHECKED_TLS = { rejectUnauthorized: true } as const;
+
 /** A proxy variable that names no proxy bds can use: an error when a request would go through it. */
 type ProxySetting = ProxyServer | UsageError | undefined;
 
@@ -69,7 +75,8 @@ export class Dispatchers {
         uri: proxy.url.href,
         ...this.agentOptions(),
         // The connection to the proxy and its answer to CONNECT get bds's timeouts too (undici's are 10 s and 300 s).
-        proxyTls: { timeout: connectTimeoutMs },
+        proxyTls: { timeout: connectTimeoutMs, ...CHECKED_TLS },
+        requestTls: CHECKED_TLS,
         clientFactory: (origin, options) =>
           new ProxyPool(origin, { ...options, headersTimeout: headersTimeoutMs, bodyTimeout: idleTimeoutMs }),
       });
@@ -84,7 +91,9 @@ export class Dispatchers {
 
   private agentOptions(): Agent.Options {
     return {
-      connect: keepAliveOnceConnected(buildConnector({ timeout: this.tuning.connectTimeoutMs, keepAlive: false })),
+      connect: keepAliveOnceConnected(
+        buildConnector({ timeout: this.tuning.connectTimeoutMs, keepAlive: false, ...CHECKED_TLS }),
+      ),
       headersTimeout: this.tuning.headersTimeoutMs,
       bodyTimeout: this.tuning.idleTimeoutMs,
     };

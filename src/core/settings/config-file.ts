@@ -6,7 +6,8 @@
 // error handling (a broken package.json crashed bds with the file's text, key included, in the message),
 // and takes its global folder from process.env; bds must read only what its caller hands it.
 
-import { accessSync, constants, promises as fs, readFileSync, statSync } from 'node:fs';
+import { accessSync, constants, promises as fs, readFileSync, lstatSync, statSync, type Stats } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { errnoCode, isObject } from '../guards.js';
 import { UsageError } from '../errors.js';
@@ -32,6 +33,12 @@ const TOP_LEVEL_KEYS = [...CONFIG_KEYS, 'profile', 'profiles'];
 
 export interface ConfigFile {
   path: string;
+  /**
+   * Found by the search in the working folder or above, but not the home folder's own nor in the user's config
+   * folder, nor named by the user: such a file may say what is delivered, but not where the key goes or what bds
+   * writes (settings.ts).
+   */
+  found: boolean;
   values: ConfigValues;
   profile: string | undefined;
   profiles: Record<string, ConfigValues>;
@@ -101,39 +108,91 @@ export async function loadConfigFile(search: ConfigSearch): Promise<ConfigSearch
     } catch (error) {
       throw unreadable(file, error);
     }
-    return { file: parseConfig(file, await parseSettings(file, text), warnings, search.platform), warnings };
+    const settings = await parseSettings(file, text);
+    return { file: parseConfig(file, settings, { found: false, mode: modeOf(file) }, warnings, search), warnings };
   }
+  const ownFiles = new Set(ownPlaces(search));
   for (const file of searchPlaces(search)) {
-    let text: string | undefined;
-    try {
-      text = await fs.readFile(file, 'utf8');
-    } catch (error) {
-      if (ABSENT.has(errnoCode(error) ?? '')) continue;
-      // Another user's file is passed over unread, readable or not (below).
-      if (ownerIfStranger(file, search.uid) === undefined) throw unreadable(file, error);
-    }
+    const found = !ownFiles.has(file);
+    const opened = await openSearched(file, found, search.uid);
+    if (opened === 'absent') continue;
     if (CODE_EXTENSIONS.includes(path.extname(file))) refuseCode(file);
-    const stranger = ownerIfStranger(file, search.uid);
-    if (stranger !== undefined) {
+    if ('passedOver' in opened) {
       // Passed over unread, as git passes over a repository of someone else's; said, unless it is a
       // package.json that holds nothing of bds's anyway.
       const foreign =
         path.basename(file) === 'package.json' &&
-        (text === undefined || (await parseSettings(file, text).catch(() => undefined)) === undefined);
-      if (!foreign) {
-        warnings.push({
-          message: `ignoring the config file ${file}: it belongs to ${stranger}, not to you or root`,
-          hint: 'a file another user can write must not choose where your key goes; if it is yours, chown it to yourself',
-        });
-      }
+        (opened.text === undefined || (await parseSettings(file, opened.text).catch(() => undefined)) === undefined);
+      if (!foreign) warnings.push(opened.passedOver);
       continue;
     }
-    const settings = await parseSettings(file, text!);
+    const settings = await parseSettings(file, opened.text);
     // An empty file, or a package.json without a "bds" key, is no config file of bds's.
     if (settings === undefined) continue;
-    return { file: parseConfig(file, settings, warnings, search.platform), warnings };
+    return { file: parseConfig(file, settings, { found, mode: opened.mode }, warnings, search), warnings };
   }
   return { file: undefined, warnings };
+}
+
+/** A searched file: read, passed over with a warning (and what it held, if anything), or not there. */
+type Searched = { text: string; mode: number } | { passedOver: SettingsWarning; text?: string } | 'absent';
+
+/**
+ * Opens a searched file once and judges it by that descriptor, so that it cannot be swapped between the check
+ * and the read: a FIFO would block the read while a symbolic link took its place. A found file's link is not
+ * followed; the user's config folder may link to a dotfiles repository (stow), as it is the user's own.
+ */
+async function openSearched(file: string, found: boolean, uid: number | undefined): Promise<Searched> {
+  // Windows has neither flag: it has no FIFOs to block on, and its links need a privilege to make.
+  const flags = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (found ? (constants.O_NOFOLLOW ?? 0) : 0);
+  let handle: FileHandle;
+  try {
+    handle = await fs.open(file, flags);
+  } catch (error) {
+    const code = errnoCode(error) ?? '';
+    if (ABSENT.has(code)) return 'absent';
+    if (code === 'ELOOP')
+      return { passedOver: passedOver(file, 'it is a symbolic link, which bds does not follow here') };
+    // Another user's file is passed over unread, readable or not; the owner is looked up only to say so.
+    const stranger = strangerOf(lstatOwner(file), uid);
+    if (stranger === undefined) throw unreadable(file, error);
+    return { passedOver: strangerWarning(file, stranger) };
+  }
+  try {
+    const stat = await handle.stat();
+    if (stat.isDirectory()) throw unreadable(file, Object.assign(new Error('EISDIR'), { code: 'EISDIR' }));
+    const stranger = strangerOf(stat.uid, uid);
+    if (!stat.isFile()) return { passedOver: passedOver(file, `it is ${kindOf(stat)}, not a file`) };
+    const text = await handle.readFile('utf8');
+    if (stranger !== undefined) return { passedOver: strangerWarning(file, stranger), text };
+    return { text, mode: stat.mode };
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    throw unreadable(file, error);
+  } finally {
+    await handle.close();
+  }
+}
+
+function passedOver(file: string, why: string): SettingsWarning {
+  return {
+    message: `ignoring the config file ${file}: ${why}`,
+    hint: 'a config file the search finds must be a plain file of yours; point BDS_CONFIG at the file if you meant it',
+  };
+}
+
+function strangerWarning(file: string, stranger: string): SettingsWarning {
+  return {
+    message: `ignoring the config file ${file}: it belongs to ${stranger}, not to you or root`,
+    hint: 'a file another user can write must not choose where your key goes; if it is yours, chown it to yourself',
+  };
+}
+
+function kindOf(stat: Stats): string {
+  if (stat.isFIFO()) return 'a named pipe';
+  if (stat.isSocket()) return 'a socket';
+  if (stat.isCharacterDevice() || stat.isBlockDevice()) return 'a device';
+  return 'no regular file';
 }
 
 /**
@@ -152,25 +211,42 @@ export function* searchPlaces({ cwd, home, env, platform }: ConfigSearch): Gener
     for (const place of SEARCH_PLACES) yield paths.join(dir, place);
     if (!insideHome || fromHome(dir) === '' || paths.dirname(dir) === dir) break;
   }
-  for (const place of GLOBAL_PLACES) yield paths.join(userConfigFolder({ env, homedir: home, platform }), place);
+  yield* userConfigPlaces({ env, home, platform });
+}
+
+function userConfigPlaces({ env, home, platform }: Pick<ConfigSearch, 'env' | 'home' | 'platform'>): string[] {
+  const folder = userConfigFolder({ env, homedir: home, platform });
+  return GLOBAL_PLACES.map((place) => pathsOf(platform).join(folder, place));
+}
+
+/**
+ * The places that are the user's own: the user's config folder, and the home folder's own dotfiles (as npm takes
+ * ~/.npmrc for the user's config and a project's .npmrc for the project's). No clone or shared folder is home.
+ */
+function ownPlaces(search: Pick<ConfigSearch, 'env' | 'home' | 'platform'>): string[] {
+  const paths = pathsOf(search.platform);
+  const home = paths.resolve(search.home);
+  return [...SEARCH_PLACES.map((place) => paths.join(home, place)), ...userConfigPlaces(search)];
 }
 
 /** The names the user's config folder may hold, in the order the search tries them. */
 export const USER_CONFIG_NAMES = GLOBAL_PLACES;
 
+/** The owner of a path itself (a link's own), or undefined when it cannot be told. */
+function lstatOwner(file: string): number | undefined {
+  try {
+    return lstatSync(file).uid;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * The owner of a file that is neither the user running bds nor root, as a person would name them
  * ("user alice (uid 1001)"); undefined for a file of one of those two, or where the system has no uids.
  */
-function ownerIfStranger(file: string, uid: number | undefined): string | undefined {
-  if (uid === undefined) return undefined;
-  let owner: number;
-  try {
-    owner = statSync(file).uid;
-  } catch {
-    return undefined;
-  }
-  if (owner === uid || owner === 0) return undefined;
+function strangerOf(owner: number | undefined, uid: number | undefined): string | undefined {
+  if (uid === undefined || owner === undefined || owner === uid || owner === 0) return undefined;
   const name = userName(owner);
   return name ? `user ${name} (uid ${owner})` : `uid ${owner}`;
 }
@@ -219,7 +295,13 @@ function refuseCode(file: string): never {
   });
 }
 
-function parseConfig(file: string, config: unknown, warnings: SettingsWarning[], platform: Platform): ConfigFile {
+function parseConfig(
+  file: string,
+  config: unknown,
+  { found, mode }: { found: boolean; mode: number },
+  warnings: SettingsWarning[],
+  { platform }: Pick<ConfigSearch, 'platform'>,
+): ConfigFile {
   if (!isObject(config)) throw new UsageError(`the config file ${file} must hold an object of settings`);
   warnUnknown(file, config, TOP_LEVEL_KEYS, '', warnings);
   // Without a prototype: a profile may be named "__proto__" or "toString".
@@ -236,19 +318,23 @@ function parseConfig(file: string, config: unknown, warnings: SettingsWarning[],
   if (config.profile !== undefined && typeof config.profile !== 'string') {
     throw new UsageError(`in the config file ${file}: profile must be a string`);
   }
-  let mode = 0;
-  try {
-    mode = statSync(file).mode;
-  } catch {
-    // just read; a race here is not worth failing for
-  }
   return {
     path: file,
+    found,
     values: pickValues(file, config, ''),
     profile: config.profile,
     profiles,
     readableByOthers: readableByOthers(mode, platform),
   };
+}
+
+/** A named file's mode, for the warning that others can read its key; 0 when it cannot be told. */
+function modeOf(file: string): number {
+  try {
+    return statSync(file).mode;
+  } catch {
+    return 0;
+  }
 }
 
 /** Whether a file of this mode can be read by other users; Windows' modes say nothing of that (see ConfigFile). */

@@ -8,6 +8,7 @@ import { KEY_PREFIXES, type KeyMode } from '../api/types.js';
 import { loadConfigFile, readableByOthers, type ConfigFile, type ConfigValues } from './config-file.js';
 import { shownText, withoutKeys, type SettingsWarning } from './text.js';
 import { travelsSafely } from '../api/url-rules.js';
+import { userConfigFolder } from './dirs.js';
 import type { Platform } from '../platform.js';
 import type { Env } from '../runtime.js';
 
@@ -102,6 +103,7 @@ export interface ApiKey {
 
 export async function resolveSettings(flags: SettingsFlags, where: SettingsEnvironment): Promise<Settings> {
   const { env } = where;
+  refuseUncheckedTls(env);
   const names = flags.names ?? OPTION_NAMES;
   const nonEmpty = (value: string | undefined): string | undefined => (value?.trim() ? value.trim() : undefined);
   const explicitConfig = nonEmpty(flags.config) ?? nonEmpty(env.BDS_CONFIG);
@@ -148,6 +150,7 @@ export async function resolveSettings(flags: SettingsFlags, where: SettingsEnvir
       `apiKeyFile in ${fromFile.from}`,
     );
   const early = monitoringSettings(flags, where);
+  if (file?.found) refuseWhatFoundFilesMayNotSet(file, fromFile, names, where);
   const configMetrics = nonEmpty(fromFile.values.metricsFile);
   if (file?.readableByOthers && (file.values.apiKey || Object.values(file.profiles).some((p) => p.apiKey))) {
     warnings.push({
@@ -156,17 +159,24 @@ export async function resolveSettings(flags: SettingsFlags, where: SettingsEnvir
     });
   }
 
+  const baseUrl = pick<string>(
+    [nonEmpty(flags.baseUrl), names.baseUrl],
+    [nonEmpty(env.BDS_BASE_URL), 'BDS_BASE_URL'],
+    [nonEmpty(fromFile.values.baseUrl), fromFile.from],
+  );
+  if (file?.found && apiKey && baseUrl?.from === fromFile.from && apiKey.from !== fromFile.from) {
+    throw refusal(file, 'baseUrl', ` for a key it does not hold (the key comes from ${apiKey.from})`, names, where);
+  }
+  const sourceId = pick<string>(
+    [nonEmpty(flags.sourceId), names.sourceId],
+    [nonEmpty(env.BDS_SOURCE_ID), 'BDS_SOURCE_ID'],
+    [nonEmpty(fromFile.values.sourceId), fromFile.from],
+  );
+  if (sourceId) checkSourceId(sourceId);
+
   return {
-    baseUrl: pick<string>(
-      [nonEmpty(flags.baseUrl), names.baseUrl],
-      [nonEmpty(env.BDS_BASE_URL), 'BDS_BASE_URL'],
-      [nonEmpty(fromFile.values.baseUrl), fromFile.from],
-    ),
-    sourceId: pick<string>(
-      [nonEmpty(flags.sourceId), names.sourceId],
-      [nonEmpty(env.BDS_SOURCE_ID), 'BDS_SOURCE_ID'],
-      [nonEmpty(fromFile.values.sourceId), fromFile.from],
-    ),
+    baseUrl,
+    sourceId,
     profile,
     configFile: file?.path,
     apiKey,
@@ -174,10 +184,9 @@ export async function resolveSettings(flags: SettingsFlags, where: SettingsEnvir
     // Like apiKeyFile, a relative metricsFile in a config file is relative to that file.
     metricsFile:
       early.metricsFile ??
-      pick<string>([
-        configMetrics && path.resolve(file ? path.dirname(file.path) : where.cwd, configMetrics),
-        fromFile.from,
-      ]),
+      (configMetrics === undefined
+        ? undefined
+        : metricsFileSetting(path.resolve(file ? path.dirname(file.path) : where.cwd, configMetrics), fromFile.from)),
     limitRate: pick<string>(
       [nonEmpty(flags.limitRate?.value), flags.limitRate?.from ?? ''],
       [nonEmpty(env.BDS_LIMIT_RATE), 'BDS_LIMIT_RATE'],
@@ -204,8 +213,100 @@ export function monitoringSettings(
   );
   return {
     pingUrl: pick<string>([nonEmpty(flags.pingUrl), names.pingUrl], [nonEmpty(env.BDS_PING_URL), 'BDS_PING_URL']),
-    metricsFile: metricsFile && { value: path.resolve(cwd, metricsFile.value), from: metricsFile.from },
+    metricsFile: metricsFile && metricsFileSetting(path.resolve(cwd, metricsFile.value), metricsFile.from),
   };
+}
+
+/**
+ * The metrics file, checked: a `.prom` file, what node_exporter's textfile collector reads. Any other name is
+ * most likely a mistake, or a file that something else runs (/etc/profile.d/bds.sh).
+ */
+function metricsFileSetting(file: string, from: string): Sourced<string> {
+  if (path.extname(file) !== '.prom') {
+    throw new UsageError(`the metrics file ${shownText(file)} from ${from} is not a .prom file`, {
+      hint: "bds writes metrics only to a file whose name ends in .prom, as node_exporter's textfile collector reads them",
+    });
+  }
+  return { value: file, from };
+}
+
+/** What no source id holds, and what would let one escape a metrics label or a shell line. */
+const NOT_IN_SOURCE_IDS: Array<[RegExp, string]> = [
+  [/\s/u, 'white space'],
+  [/["'`]/, 'a quote or backtick'],
+  [/[$\\]/, 'a $ or backslash'],
+  [/[\x00-\x1f\x7f-\x9f]/, 'a control character'],
+];
+
+function checkSourceId({ value, from }: Sourced<string>): void {
+  const found = NOT_IN_SOURCE_IDS.find(([pattern]) => pattern.test(value));
+  if (found) {
+    throw new UsageError(`the source id from ${from} holds ${found[1]}, which no source id holds`, {
+      hint: 'copy the id again from the portal, or from where the source was registered',
+    });
+  }
+}
+
+/** What a config file the search found may not set, each with what it would decide. */
+const NOT_FROM_FOUND_FILES = {
+  baseUrl: 'where the key goes',
+  apiKeyFile: 'which key file is read',
+  pingUrl: 'where bds pings',
+  metricsFile: 'which file bds writes',
+} as const;
+
+/** A refused setting of a found config file, with where the user sets it instead. */
+function refusal(
+  file: ConfigFile,
+  setting: keyof typeof NOT_FROM_FOUND_FILES,
+  why: string,
+  names: SettingNames,
+  where: SettingsEnvironment,
+): UsageError {
+  const elsewhere = {
+    baseUrl: `${names.baseUrl}, BDS_BASE_URL`,
+    apiKeyFile: 'BDS_API_KEY_FILE',
+    pingUrl: `${names.pingUrl}, BDS_PING_URL`,
+    metricsFile: `${names.metricsFile}, BDS_METRICS_FILE`,
+  }[setting];
+  const own = path.join(
+    userConfigFolder({ env: where.env, homedir: where.homedir, platform: where.platform }),
+    'config.json',
+  );
+  return new UsageError(
+    `refusing ${setting} from the config file ${file.path}: a config file found in the working folder or above may not decide ${NOT_FROM_FOUND_FILES[setting]}${why}`,
+    {
+      hint: `set ${setting} with ${elsewhere} or in your own config file ${own}; if you trust this file, name it with ${names.config} or BDS_CONFIG`,
+    },
+  );
+}
+
+/**
+ * A config file the search found may be a cloned repository's or a shared folder's: it may say what is
+ * delivered, not name a key file on this machine, a ping URL or a file to write.
+ */
+function refuseWhatFoundFilesMayNotSet(
+  file: ConfigFile,
+  { values }: { values: ConfigValues },
+  names: SettingNames,
+  where: SettingsEnvironment,
+): void {
+  for (const setting of ['apiKeyFile', 'pingUrl', 'metricsFile'] as const) {
+    if (values[setting]?.trim()) throw refusal(file, setting, '', names, where);
+  }
+}
+
+/**
+ * Node turns certificate checks off for every connection with NODE_TLS_REJECT_UNAUTHORIZED=0, and says so only in a
+ * warning: the key would go to whoever answers. bds checks certificates whatever it says (api/proxy.ts), and
+ * refuses to run with it rather than fail every request on what the variable was meant to allow.
+ */
+function refuseUncheckedTls(env: Env): void {
+  if (env.NODE_TLS_REJECT_UNAUTHORIZED === '0') {
+    throw new UsageError('NODE_TLS_REJECT_UNAUTHORIZED=0 turns off certificate checks, which bds never does', {
+      hint: 'unset it; for a private certificate authority, point NODE_EXTRA_CA_CERTS at its certificate (a PEM file)',
+    });
+  }
 }
 
 /** The key, checked: present and with a known prefix. Never echoes the value. */
