@@ -5,6 +5,7 @@ import type { Readable } from 'node:stream';
 import { request, type Dispatcher } from 'undici';
 import { ApiError, AuthError, BdsError, NetworkError, UploadTooLargeError, type RequestInfo } from '../errors.js';
 import { Dispatchers, ProxyConnectError, proxyRefusal, type ProxyServer, type ProxyEnv } from './proxy.js';
+import { cleanText } from '../clean-text.js';
 import { describeBody, errorCode, errorMessage, maxSizeAllowed, redactUrl } from './redact.js';
 import {
   RETRY_NETWORK_CODES,
@@ -134,7 +135,7 @@ export class HttpClient {
     return this.withRetries(info, limits, req.signal, (retrySignal) =>
       this.withDeadline(retrySignal, async (signal) => {
         const res = await this.send(info, url, { method, headers, body, signal });
-        const requestId = header(res.headers, REQUEST_ID_HEADER);
+        const requestId = requestIdOf(res.headers);
         const answered: RequestInfo = { ...info, status: res.statusCode, ...(requestId ? { requestId } : {}) };
         const success = res.statusCode >= 200 && res.statusCode < 300;
         // An error's answer is only summarised: its first bytes are enough.
@@ -196,7 +197,7 @@ export class HttpClient {
           signal: AbortSignal.any([signal, idle.signal]),
         });
         clearTimeout(timer);
-        const requestId = header(res.headers, REQUEST_ID_HEADER) ?? header(res.headers, 'x-amz-request-id');
+        const requestId = requestIdOf(res.headers, 'x-amz-request-id');
         const answered: RequestInfo = { ...info, status: res.statusCode, ...(requestId ? { requestId } : {}) };
         // The file is sent: from here on, its answer has the deadline of an API request.
         const text = await this.withDeadline(signal, (deadline) =>
@@ -241,7 +242,7 @@ export class HttpClient {
         headersTimeout: this.tuning.headersTimeoutMs,
         bodyTimeout: this.tuning.idleTimeoutMs,
       });
-      const requestId = header(res.headers, REQUEST_ID_HEADER);
+      const requestId = requestIdOf(res.headers);
       this.log(
         `${info.method} ${info.url} → ${res.statusCode} (${this.options.now() - started} ms)${requestId ? ` [${requestId}]` : ''}`,
       );
@@ -385,6 +386,15 @@ function header(headers: Dispatcher.ResponseData['headers'], name: string): stri
   const value = headers[name];
   return Array.isArray(value) ? value[0] : value;
 }
+
+/** A request id header, cleaned: it reaches messages and --verbose lines. */
+function requestIdOf(headers: Dispatcher.ResponseData['headers'], storageHeader?: string): string | undefined {
+  const value = header(headers, REQUEST_ID_HEADER) ?? (storageHeader && header(headers, storageHeader));
+  return value ? cleanText(value, REQUEST_ID_MAX) || undefined : undefined;
+}
+
+/** Long enough for any request id seen (UUIDs, S3's), short enough for an error line. */
+const REQUEST_ID_MAX = 100;
 
 /** A body's first maxBytes as text; `longer` when there was more (left unread: the stream is destroyed). */
 async function readUpTo(
