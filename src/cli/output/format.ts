@@ -1,5 +1,7 @@
 // Numbers and times as people read them.
 
+import { terminalJson } from '../../core/clean-text.js';
+
 export function formatBytes(bytes: number): string {
   if (bytes < 1000) return `${Math.round(bytes)} B`;
   const units = ['kB', 'MB', 'GB', 'TB'];
@@ -42,5 +44,5 @@ export function timestamp(date: Date): string {
 
 /** The one JSON document stdout carries when a command fails under --json. */
 export function errorDocument(message: string, hint: string | undefined, exitCode: number): string {
-  return `${JSON.stringify({ error: { message, ...(hint ? { hint } : {}), exit_code: exitCode } }, null, 2)}\n`;
+  return `${terminalJson({ error: { message, ...(hint ? { hint } : {}), exit_code: exitCode } })}\n`;
 }

@@ -1,14 +1,19 @@
 // GitHub Actions: an annotation for a failure, and a summary table on the job's page.
 
 import { appendFileSync } from 'node:fs';
+import { cleanLines } from '../../core/clean-text.js';
 
 export function inGithubActions(env: Readonly<Record<string, string | undefined>>): boolean {
   return env.GITHUB_ACTIONS === 'true';
 }
 
-/** `::error::` with GitHub's escaping of the message part. */
+/**
+ * `::error::` with GitHub's escaping of the message part (% and LF, so that a line break in it cannot start
+ * another workflow command), cleaned first of escape sequences and control characters, CR among them.
+ */
 export function githubAnnotation(message: string): string {
-  return `::error title=bds::${message.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A')}\n`;
+  const data = cleanLines(message).replace(/%/g, '%25').replace(/\n/g, '%0A');
+  return `::error title=bds::${data}\n`;
 }
 
 /** Appends a Markdown table to $GITHUB_STEP_SUMMARY; an empty header makes a name-value table without one. */

@@ -1,6 +1,8 @@
 // The terminal policy: the one place that decides how bds talks: terminal or not, colour or not, spinners and
 // bars or plain timestamped lines, JSON or text, and the secret filter every write goes through. stdout
 // carries results; stderr carries progress, notices and errors. The live block's drawing is live-block.ts's.
+// The plain text of steps, notices, warnings and errors is cleaned here (clean-text.ts), whatever a server or a
+// file put into it, and JSON leaves with DEL and C1 escaped: nothing bds prints can drive the terminal.
 
 import readline from 'node:readline';
 import { stripVTControlCharacters } from 'node:util';
@@ -11,6 +13,7 @@ import type { Platform } from '../../core/platform.js';
 import type { Env } from '../../core/runtime.js';
 import type { InputStream, OutputStream } from '../runtime.js';
 import { KEY_PREFIXES } from '../../core/api/types.js';
+import { cleanLines, terminalJson } from '../../core/clean-text.js';
 import { timestamp } from './format.js';
 import { appendStepSummary, githubAnnotation, inGithubActions } from './github.js';
 import { LiveBlock } from './live-block.js';
@@ -170,7 +173,7 @@ export class IO {
     this.printedResult = true;
     this.stopSpinner();
     if (this.flags.json) {
-      this.write(this.options.stdout, `${JSON.stringify(json, null, 2)}\n`);
+      this.write(this.options.stdout, `${terminalJson(json)}\n`);
       // The tail is for a person: the result as text.
       if (this.tail) this.log(text());
       return;
@@ -181,7 +184,8 @@ export class IO {
   }
 
   /** A step begins: a spinner on a terminal, else one timestamped line (none with --quiet). */
-  step(text: string): void {
+  step(words: string): void {
+    const text = cleanLines(words);
     this.stepText = text;
     this.stepStarted = this.options.now().getTime();
     this.lastSpinnerUpdate = this.stepStarted;
@@ -196,7 +200,8 @@ export class IO {
   }
 
   /** The current step finished, with an optional closing text. */
-  done(text?: string): void {
+  done(words?: string): void {
+    const text = words && cleanLines(words);
     if (text) this.log(text);
     if (this.spinner?.isSpinning) this.succeed(text ?? this.stepText);
     else if (text && !this.flags.quiet) this.line(text);
@@ -223,27 +228,32 @@ export class IO {
   }
 
   /** Something the user should know that is not a problem; not shown with --quiet. */
-  notice(text: string): void {
+  notice(words: string): void {
+    const text = cleanLines(words);
     this.log(text);
     if (this.flags.quiet) return;
     this.above(this.lineText(text));
   }
 
   /** Always shown, --quiet included. */
-  warn(text: string): void {
+  warn(words: string): void {
+    const text = cleanLines(words);
     this.log(`warning: ${text}`);
     this.above(`${this.err.yellow('warning:')} ${text}\n`);
   }
 
   /** Only with --verbose. */
-  verbose(text: string): void {
+  verbose(words: string): void {
     if (!this.flags.verbose) return;
+    const text = cleanLines(words);
     this.log(text);
     this.above(this.lineText(text));
   }
 
   /** An error as bds reports one: `bds: <message>`, a hint line, the stack with --verbose, a GitHub annotation. */
-  error(message: string, hint: string | undefined, stack?: string): void {
+  error(words: string, hintWords: string | undefined, stack?: string): void {
+    const message = cleanLines(words);
+    const hint = hintWords && cleanLines(hintWords);
     this.failStep();
     this.log(`bds: ${message}${hint ? `\nhint: ${hint}` : ''}`);
     this.above(

@@ -1,5 +1,7 @@
 // Typed endpoints of the Batch Delivery Service. Each checks that the answer has the fields bds relies on,
-// so a response that makes no sense becomes a clear NetworkError (exit 5) instead of a crash.
+// so a response that makes no sense becomes a clear NetworkError (exit 5) instead of a crash, and passes the
+// text fields bds shows (names, ids, statuses, periods) through clean-text.ts: from here on they are safe for a
+// terminal, a log and an annotation, and an honest server's values come out unchanged.
 
 import { NetworkError, type RequestInfo } from '../errors.js';
 import { cleanText } from '../clean-text.js';
@@ -10,6 +12,7 @@ import {
   IDEMPOTENCY_HEADER,
   type BatchListEntry,
   type BatchRef,
+  type BatchStatus,
   type CompleteBatchRequest,
   type CompleteBatchResponse,
   type CreateBatchRequest,
@@ -19,6 +22,7 @@ import {
   type KeyMode,
   type ListBatchesResponse,
   type MeResponse,
+  type Product,
   type Source,
   type UploadTarget,
 } from './types.js';
@@ -55,9 +59,8 @@ export class ApiClient {
     const source =
       'source' in res.body && res.body.source && typeof res.body.source === 'object' ? res.body.source : res.body;
     if (typeof (source as Source).id !== 'string') throw nonsense(res, 'POST /sources', 'source.id');
-    const { name } = source as Source;
-    // Shown to a person: safe for a terminal from here on.
-    return typeof name === 'string' ? { ...(source as Source), name: cleanText(name) } : (source as Source);
+    const { id, name } = source as Source;
+    return { ...(source as Source), id: cleanText(id), ...(typeof name === 'string' ? { name: cleanText(name) } : {}) };
   }
 
   async createBatch(
@@ -79,7 +82,7 @@ export class ApiClient {
         'a usable upload (url, method, headers; https://, or http:// only to this machine)',
       );
     }
-    return { batch, upload: { ...upload, headers: upload.headers ?? {} } };
+    return { batch: cleanBatch(batch), upload: { ...upload, headers: upload.headers ?? {} } };
   }
 
   upload(
@@ -103,7 +106,7 @@ export class ApiClient {
       { body: { sha256 } satisfies CompleteBatchRequest, signal },
     );
     checkBatch(res, res.body.batch, 'POST /complete');
-    return { batch: res.body.batch, request: res.request };
+    return { batch: cleanBatch(res.body.batch), request: res.request };
   }
 
   /** The source's batches, newest first. */
@@ -117,7 +120,7 @@ export class ApiClient {
       throw nonsense(res, 'GET /batches', 'batches, each with id, period, product, status');
     }
     // The API promises no order; bds shows and decides newest first.
-    return [...batches].sort((a, b) => String(b.created_at).localeCompare(String(a.created_at)));
+    return batches.map(cleanListEntry).sort((a, b) => String(b.created_at).localeCompare(String(a.created_at)));
   }
 
   close(): Promise<void> {
@@ -131,10 +134,25 @@ function checkBatch(res: JsonResponse<unknown>, batch: BatchRef | undefined, wha
   }
 }
 
+function cleanBatch<T extends BatchRef>(batch: T): T {
+  return { ...batch, id: cleanText(batch.id), status: cleanText(batch.status) as BatchStatus };
+}
+
+function cleanListEntry(entry: BatchListEntry): BatchListEntry {
+  const created = entry.created_at as unknown;
+  return {
+    ...cleanBatch(entry),
+    period: cleanText(entry.period),
+    product: cleanText(entry.product) as Product,
+    ...(typeof created === 'string' ? { created_at: cleanText(created) } : {}),
+  };
+}
+
 function isUploadTarget(value: unknown): value is UploadTarget {
   if (value === null || typeof value !== 'object') return false;
   const { url, method, headers } = value as Record<string, unknown>;
-  if (typeof url !== 'string' || typeof method !== 'string' || !method) return false;
+  // The method goes on the wire and into messages: an HTTP token, nothing else.
+  if (typeof url !== 'string' || typeof method !== 'string' || !HTTP_TOKEN.test(method)) return false;
   try {
     // Else the file and the signed URL would travel in clear.
     if (!travelsSafely(new URL(url))) return false;
@@ -146,6 +164,8 @@ function isUploadTarget(value: unknown): value is UploadTarget {
     (headers !== null && typeof headers === 'object' && Object.values(headers).every((v) => typeof v === 'string'))
   );
 }
+
+const HTTP_TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 function isListEntry(value: unknown): value is BatchListEntry {
   if (value === null || typeof value !== 'object') return false;

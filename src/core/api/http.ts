@@ -1,10 +1,11 @@
-// The one HTTP client: base URL, key (only to the API's origin), headers, timeouts and redaction, with the
+// The one HTTP client: base URL, key (only to the API's origin), headers, timeouts, limits and redaction, with the
 // retry policy of retry.ts and the proxies of proxy.ts. Nothing else in bds builds a request.
 
 import type { Readable } from 'node:stream';
 import { request, type Dispatcher } from 'undici';
 import { ApiError, AuthError, BdsError, NetworkError, UploadTooLargeError, type RequestInfo } from '../errors.js';
 import { Dispatchers, ProxyConnectError, proxyRefusal, type ProxyServer, type ProxyEnv } from './proxy.js';
+import { cleanText } from '../clean-text.js';
 import { describeBody, errorCode, errorMessage, maxSizeAllowed, redactUrl } from './redact.js';
 import {
   RETRY_NETWORK_CODES,
@@ -22,6 +23,13 @@ export interface HttpTuning {
   headersTimeoutMs: number;
   /** Longest pause between two chunks of a response body, or of an upload body leaving bds. */
   idleTimeoutMs: number;
+  /**
+   * One attempt of an API request, from its start to the last byte of the answer, and the reading of an upload's
+   * answer: a server that trickles its answer resets the two timeouts above at every byte, never this one.
+   */
+  deadlineMs: number;
+  /** The largest answer to an API request bds reads; a longer one is refused, not retried. */
+  maxAnswerBytes: number;
   /** Attempts of one API request, the first included. */
   maxAttempts: number;
   /** Attempts of one upload; each re-sends the file from its start. */
@@ -40,6 +48,8 @@ export const DEFAULT_TUNING: HttpTuning = {
   connectTimeoutMs: 10_000,
   headersTimeoutMs: 60_000,
   idleTimeoutMs: 60_000,
+  deadlineMs: 120_000,
+  maxAnswerBytes: 4 * 1024 * 1024,
   maxAttempts: 6,
   uploadMaxAttempts: 5,
   baseDelayMs: 1_000,
@@ -122,22 +132,28 @@ export class HttpClient {
       headers['content-length'] = String(Buffer.byteLength(body));
     }
     const limits = { maxAttempts: this.tuning.maxAttempts, maxTotalMs: this.tuning.maxTotalMs };
-    return this.withRetries(info, limits, req.signal, async (signal) => {
-      const res = await this.send(info, url, { method, headers, body, signal });
-      const text = await this.readBody(info, res, Number.POSITIVE_INFINITY, signal);
-      const requestId = header(res.headers, REQUEST_ID_HEADER);
-      const answered: RequestInfo = { ...info, status: res.statusCode, ...(requestId ? { requestId } : {}) };
-      if (res.statusCode >= 200 && res.statusCode < 300) {
-        return {
-          status: res.statusCode,
-          body: parseJson<T>(text, res.headers, answered),
-          requestId,
-          date: header(res.headers, 'date'),
-          request: answered,
-        };
-      }
-      throw this.failure(answered, res.headers, text);
-    });
+    return this.withRetries(info, limits, req.signal, (retrySignal) =>
+      this.withDeadline(retrySignal, async (signal) => {
+        const res = await this.send(info, url, { method, headers, body, signal });
+        const requestId = requestIdOf(res.headers);
+        const answered: RequestInfo = { ...info, status: res.statusCode, ...(requestId ? { requestId } : {}) };
+        const success = res.statusCode >= 200 && res.statusCode < 300;
+        // An error's answer is only summarised: its first bytes are enough.
+        const text = success
+          ? await this.readBody(answered, res, signal, { maxBytes: this.tuning.maxAnswerBytes, refuseLonger: true })
+          : await this.readBody(answered, res, signal, { maxBytes: MAX_ERROR_BODY });
+        if (success) {
+          return {
+            status: res.statusCode,
+            body: parseJson<T>(text, res.headers, answered),
+            requestId,
+            date: header(res.headers, 'date'),
+            request: answered,
+          };
+        }
+        throw this.failure(answered, res.headers, text);
+      }),
+    );
   }
 
   /**
@@ -181,10 +197,13 @@ export class HttpClient {
           signal: AbortSignal.any([signal, idle.signal]),
         });
         clearTimeout(timer);
-        const text = await this.readBody(info, res, MAX_ERROR_BODY, signal);
-        if (res.statusCode >= 200 && res.statusCode < 300) return;
-        const requestId = header(res.headers, REQUEST_ID_HEADER) ?? header(res.headers, 'x-amz-request-id');
+        const requestId = requestIdOf(res.headers, 'x-amz-request-id');
         const answered: RequestInfo = { ...info, status: res.statusCode, ...(requestId ? { requestId } : {}) };
+        // The file is sent: from here on, its answer has the deadline of an API request.
+        const text = await this.withDeadline(signal, (deadline) =>
+          this.readBody(answered, res, deadline, { maxBytes: MAX_ERROR_BODY }),
+        );
+        if (res.statusCode >= 200 && res.statusCode < 300) return;
         if (res.statusCode === 413 || TOO_LARGE_CODES.has(errorCode(text, res.headers) ?? '')) {
           throw new UploadTooLargeError(file.size, maxSizeAllowed(text, res.headers), answered);
         }
@@ -223,7 +242,7 @@ export class HttpClient {
         headersTimeout: this.tuning.headersTimeoutMs,
         bodyTimeout: this.tuning.idleTimeoutMs,
       });
-      const requestId = header(res.headers, REQUEST_ID_HEADER);
+      const requestId = requestIdOf(res.headers);
       this.log(
         `${info.method} ${info.url} → ${res.statusCode} (${this.options.now() - started} ms)${requestId ? ` [${requestId}]` : ''}`,
       );
@@ -234,18 +253,49 @@ export class HttpClient {
     }
   }
 
-  /** Reads an answer's body: a reset or a stall there is a transport failure like one before the headers. */
+  /**
+   * Reads an answer's body, its first maxBytes: the rest is left unread, or with refuseLonger an error that is not
+   * retried (a server sending that much is not the API). A reset or a stall there is a transport failure like one
+   * before the headers.
+   */
   private async readBody(
     info: RequestInfo,
     res: Dispatcher.ResponseData,
-    cap: number,
     signal: AbortSignal,
+    limit: { maxBytes: number; refuseLonger?: boolean },
   ): Promise<string> {
+    const tooLong = (): NetworkError => {
+      this.log(`${info.method} ${info.url} → ${res.statusCode}, then more than ${binarySize(limit.maxBytes)}`);
+      return new NetworkError(
+        `${info.method} ${info.url} → ${res.statusCode} with an answer larger than ${binarySize(limit.maxBytes)}, the most bds reads from the API`,
+        info,
+        { hint: 'is the base URL the Batch Delivery Service API?' },
+      );
+    };
+    if (limit.refuseLonger && Number(header(res.headers, 'content-length')) > limit.maxBytes) {
+      res.body.destroy();
+      throw tooLong();
+    }
+    let read: { text: string; longer: boolean };
     try {
-      return await readCapped(res.body, cap);
+      read = await readUpTo(res.body, limit.maxBytes);
     } catch (error) {
       this.log(`${info.method} ${info.url} → ${res.statusCode}, then ${describeTransportError(error)}`);
       throw this.transportFailure(info, error, signal);
+    }
+    if (read.longer && limit.refuseLonger) throw tooLong();
+    return read.text;
+  }
+
+  /** Runs one attempt under the deadline: a server that trickles its answer a byte at a time ends it too. */
+  private async withDeadline<T>(signal: AbortSignal, attempt: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const { deadlineMs } = this.tuning;
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(deadlineExceeded(deadlineMs)), deadlineMs);
+    try {
+      return await attempt(AbortSignal.any([signal, deadline.signal]));
+    } finally {
+      clearTimeout(timer);
     }
   }
 
@@ -337,14 +387,39 @@ function header(headers: Dispatcher.ResponseData['headers'], name: string): stri
   return Array.isArray(value) ? value[0] : value;
 }
 
-async function readCapped(body: Dispatcher.ResponseData['body'], cap: number): Promise<string> {
+/** A request id header, cleaned: it reaches messages and --verbose lines. */
+function requestIdOf(headers: Dispatcher.ResponseData['headers'], storageHeader?: string): string | undefined {
+  const value = header(headers, REQUEST_ID_HEADER) ?? (storageHeader && header(headers, storageHeader));
+  return value ? cleanText(value, REQUEST_ID_MAX) || undefined : undefined;
+}
+
+/** Long enough for any request id seen (UUIDs, S3's), short enough for an error line. */
+const REQUEST_ID_MAX = 100;
+
+/** A body's first maxBytes as text; `longer` when there was more (left unread: the stream is destroyed). */
+async function readUpTo(
+  body: Dispatcher.ResponseData['body'],
+  maxBytes: number,
+): Promise<{ text: string; longer: boolean }> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of body) {
-    if (size < cap) chunks.push(chunk as Buffer);
-    size += (chunk as Buffer).length;
+  let longer = false;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    if (size + chunk.length > maxBytes) {
+      chunks.push(chunk.subarray(0, maxBytes - size));
+      longer = true;
+      break;
+    }
+    chunks.push(chunk);
+    size += chunk.length;
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return { text: Buffer.concat(chunks).toString('utf8'), longer };
+}
+
+/** 4 MiB, 64 KiB: a limit as its documentation writes it. */
+function binarySize(bytes: number): string {
+  if (bytes % 2 ** 20 === 0) return `${bytes / 2 ** 20} MiB`;
+  return bytes % 1024 === 0 ? `${bytes / 1024} KiB` : `${bytes} bytes`;
 }
 
 function parseJson<T>(text: string, headers: Dispatcher.ResponseData['headers'], info: RequestInfo): T {
@@ -359,6 +434,12 @@ function parseJson<T>(text: string, headers: Dispatcher.ResponseData['headers'],
     info,
     { hint: 'is the base URL the API, and not a web page or a proxy?' },
   );
+}
+
+function deadlineExceeded(ms: number): Error {
+  return Object.assign(new Error(`no complete answer within ${Math.round(ms / 100) / 10} s`), {
+    code: 'BDS_DEADLINE',
+  });
 }
 
 function idleTimeout(ms: number): Error {

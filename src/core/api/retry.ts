@@ -23,6 +23,7 @@ export const RETRY_NETWORK_CODES = new Set([
   'UND_ERR_HEADERS_TIMEOUT',
   'UND_ERR_BODY_TIMEOUT',
   'BDS_IDLE_TIMEOUT',
+  'BDS_DEADLINE',
 ]);
 
 export interface RetryPolicy {

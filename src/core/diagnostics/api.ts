@@ -10,8 +10,8 @@ import { counted } from '../plural.js';
 
 /** More than this between the clocks is a warning: signed upload URLs are checked against the server's. */
 const CLOCK_SKEW_WARN_MS = 5 * 60_000;
-/** Two tries, not six: doctor says what is wrong rather than waiting it out. */
-const DOCTOR_TUNING = { maxAttempts: 2, maxTotalMs: 30_000 };
+/** Two tries, not six, each within 30 s: doctor says what is wrong rather than waiting it out. */
+const DOCTOR_TUNING = { maxAttempts: 2, maxTotalMs: 30_000, deadlineMs: 30_000 };
 
 export async function apiChecks(op: Operation, key: ApiKey, settings: Settings): Promise<Finding[]> {
   const findings: Finding[] = [];
