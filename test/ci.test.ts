@@ -1,7 +1,7 @@
 // CI systems: plain timestamped lines even on a terminal; on GitHub Actions also an ::error:: annotation for a
 // failure and a Markdown summary of the delivery in $GITHUB_STEP_SUMMARY.
 
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { makeFolder, newSource, run, sandbox, sandboxEnv, tempDir } from './helpers.js';
@@ -119,6 +119,31 @@ describe('GitHub Actions', () => {
     const both = readFileSync(summary, 'utf8');
     expect(both.match(/### bds deliver/g)).toHaveLength(2);
     expect(both).toContain('| Status | received (already delivered) |');
+  });
+
+  it("with --wait the summary shows the review's verdict, one folder or several, beside the exit 7", async () => {
+    const box = await sandbox({ review: 'reject', reviewAfter: 0 });
+    const source = newSource(box);
+    const summary = path.join(tempDir(), 'step_summary.md');
+    const env = sandboxEnv(box, github({ GITHUB_STEP_SUMMARY: summary }));
+
+    const one = await run(['deliver', makeFolder().dir, '--period', '2024-05', '--source', source, '--wait'], { env });
+    expect(one.code).toBe(7);
+    expect(readFileSync(summary, 'utf8')).toContain('| Status | received |\n| Review | rejected |\n');
+
+    writeFileSync(summary, '');
+    const parent = tempDir();
+    const folders = ['2024-06', '2024-07'].map((period, i) => {
+      const dir = path.join(parent, `records-${period}`);
+      renameSync(makeFolder({ records: 3 + i }).dir, dir);
+      return dir;
+    });
+    const many = await run(['deliver', ...folders, '--source', source, '--wait'], { env });
+    expect(many.code).toBe(7);
+    const table = readFileSync(summary, 'utf8');
+    expect(table).toContain('| Period | Product | Outcome | Review | Batch | Records | Error |\n');
+    expect(table).toMatch(/^\| 2024-06 \| records \| delivered \| rejected \| `bat_\w+` \| 3 \| {2}\|$/m);
+    expect(table).toMatch(/^\| 2024-07 \| records \| delivered \| rejected \| `bat_\w+` \| 4 \| {2}\|$/m);
   });
 
   it('no summary outside GitHub Actions, for --dry-run, or for a failed delivery', async () => {

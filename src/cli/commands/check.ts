@@ -5,7 +5,7 @@
 import type { DeliveryEvent } from '../../core/delivery/events.js';
 import { defineCommand } from '../command.js';
 import { printCheck, type Checked } from '../output/check-result.js';
-import { folderOf, folderOptions, refuseOneFolderFlags, type FolderFlags } from './folder-options.js';
+import { folderOf, folderOptions, foldersOf, refuseOneFolderFlags, type FolderFlags } from './folder-options.js';
 
 export default defineCommand<FolderFlags, Checked>({
   name: 'check',
@@ -13,7 +13,7 @@ export default defineCommand<FolderFlags, Checked>({
   arguments: [{ syntax: '<dir...>', description: 'one or more folders written by the scrubber' }],
   options: folderOptions("compare the schema with this source's deliveries only (BDS_SOURCE_ID)"),
   async run(op, io, flags, [dirs]) {
-    const folders = Array.isArray(dirs) ? dirs : [String(dirs)];
+    const folders = foldersOf(dirs, op.runtime);
     refuseOneFolderFlags(folders, flags, 'check');
     const [{ check, checkMany }, { DeliveryView }] = await Promise.all([
       import('../../core/delivery/check.js'),

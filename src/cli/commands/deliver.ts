@@ -13,7 +13,7 @@ import type { IO } from '../output/io.js';
 import { printDeliver, type DeliverOutcome } from '../output/deliver-result.js';
 import { routeReview } from '../output/status-view.js';
 import { reviewChoices, reviewOptions, type ReviewFlags } from './review-options.js';
-import { folderOf, folderOptions, refuseOneFolderFlags, type FolderFlags } from './folder-options.js';
+import { folderOf, folderOptions, foldersOf, refuseOneFolderFlags, type FolderFlags } from './folder-options.js';
 
 interface DeliverFlags extends FolderFlags, ReviewFlags {
   dryRun?: boolean;
@@ -57,7 +57,7 @@ export default defineCommand<DeliverFlags, DeliverOutcome>({
     ),
   ],
   async run(op, io, flags, [dirs]) {
-    const folders = Array.isArray(dirs) ? dirs : [String(dirs)];
+    const folders = foldersOf(dirs, op.runtime);
     const jobs = parseJobs(flags.jobs);
     if (folders.length > 1) return runMany(op, io, flags, folders, jobs);
     const started = op.runtime.now().getTime();

@@ -3,7 +3,9 @@
 import { Option } from 'commander';
 import { PRODUCTS, type Product } from '../../core/api/types.js';
 import { UsageError } from '../../core/errors.js';
+import type { Runtime } from '../../core/runtime.js';
 import type { CommonOptions } from '../command.js';
+import { expandFolderPatterns } from './folder-patterns.js';
 
 export interface FolderFlags extends CommonOptions {
   period?: string;
@@ -22,6 +24,11 @@ export function folderOptions(sourceHelp: string): Option[] {
     new Option('--schema <path>', 'the schema file (default <dir>/schema.json)'),
     new Option('--report <path>', 'the scrub report (default <dir>/report.json)'),
   ];
+}
+
+/** The folder arguments as the core takes them: a pattern the shell left as typed, expanded (folder-patterns.ts). */
+export function foldersOf(dirs: string | string[] | undefined, { cwd, platform }: Runtime): string[] {
+  return expandFolderPatterns(Array.isArray(dirs) ? dirs : [String(dirs)], cwd, platform);
 }
 
 /** The folder options as the core takes them. */

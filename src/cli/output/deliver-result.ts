@@ -92,19 +92,27 @@ function printMany(io: IO, op: Operation, result: DeliverManyResult, elapsedMs: 
         ? `every month was delivered; ${statusCommand(deliveries[0]!, deliveries.at(-1)!)} waits for the review`
         : 'run the same command again to finish: what was delivered is skipped, what was interrupted resumes',
     );
+  const { review } = result;
   io.stepSummary(
     'bds deliver',
     deliveries.map((month) => [
       month.period,
       month.product,
       outcomeWord(month),
+      ...(review ? [reviewState(review, month) ?? ''] : []),
       batchOf(month) ? `\`${batchOf(month)!.id}\`` : '',
       month.record_count === null ? '' : String(month.record_count),
       month.error ? `${month.error.message} (exit ${month.error.exit_code})` : '',
     ]),
-    ['Period', 'Product', 'Outcome', 'Batch', 'Records', 'Error'],
+    ['Period', 'Product', 'Outcome', ...(review ? ['Review'] : []), 'Batch', 'Records', 'Error'],
   );
   return exit_code;
+}
+
+/** --wait: the month's state when the wait ended (accepted, rejected, still in_review...), for the step summary. */
+function reviewState(review: StatusResult, month: Month): string | undefined {
+  return review.months.find((reviewed) => reviewed.period === month.period && reviewed.product === month.product)
+    ?.state;
 }
 
 /** An error in the table is cut here (a refused upload names its signed URL); --json and stderr have it whole. */
@@ -242,6 +250,7 @@ function printDelivery(io: IO, result: DeliverResult, elapsedMs: number, json: o
   io.stepSummary('bds deliver', [
     ['Batch', `\`${batch.id}\``],
     ['Status', `${batch.status}${skipped ? ' (already delivered)' : ''}`],
+    ...(result.review ? [['Review', reviewState(result.review, result) ?? '']] : []),
     ['Source', `\`${result.source_id}\``],
     ['Period', result.period],
     ['Product', result.product],
