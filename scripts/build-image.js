@@ -9,14 +9,16 @@
 //                                             the libraries themselves) and its loader, from Debian's .deb files
 //                                             pinned below by version and SHA-256
 //   /etc/ssl/certs/ca-certificates.crt        Mozilla's roots from Debian's ca-certificates, one bundle
-//   /etc/passwd, /etc/group                   root and bds (10001), the user the image runs as
+//   /etc/passwd, /etc/group                   root and bds (10001, in group root), the user the image runs as
 //   /home/bds (the volume), /data (WORKDIR), /tmp
+// The home and its folders are bds's and group root's, writable by the group as by bds: as OpenShift and Kubernetes'
+// runAsUser run an image, any uid in group 0 can keep its records there.
 //   /usr/share/doc/...                        bds's licence and third-party licences, the packages' copyright
 // No shell, no package manager. The .deb files come from the Debian archive, through the mirrors apt is set up with,
 // are checked against the pins before use and kept in the build cache ($BDS_BUILD_CACHE, else
 // $XDG_CACHE_HOME/bds-build), so a second build downloads nothing. dpkg-deb unpacks them.
 //
-// Reproducible: every tar entry has the commit's time (SOURCE_DATE_EPOCH), uid/gid 0 (10001 for bds's folders),
+// Reproducible: every tar entry has the commit's time (SOURCE_DATE_EPOCH), uid 0 (10001 for bds's folders), gid 0,
 // a fixed mode and a fixed order; gzip by Node's zlib with no name and no time in its header; JSON written with
 // fixed key order.
 
@@ -31,7 +33,7 @@ import { cacheDir } from './node-from-npm.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const RELEASE = path.join(ROOT, 'release');
-const USER = { name: 'bds', uid: 10001, home: '/home/bds' };
+export const USER = { name: 'bds', uid: 10001, gid: 0, home: '/home/bds' };
 const PLATFORM = { x64: 'amd64', arm64: 'arm64' };
 const TRIPLET = { x64: 'x86_64-linux-gnu', arm64: 'aarch64-linux-gnu' };
 
@@ -167,17 +169,6 @@ export async function buildImage({ version, epoch, revision, arches = ['x64', 'a
       annotations: labels(version, revision, epoch),
     };
     const indexDesc = addBlob(json(imageIndex));
-    const layout = {
-      schemaVersion: 2,
-      mediaType: 'application/vnd.oci.image.index.v1+json',
-      manifests: [
-        {
-          mediaType: 'application/vnd.oci.image.index.v1+json',
-          ...indexDesc,
-          annotations: { 'org.opencontainers.image.ref.name': version },
-        },
-      ],
-    };
     const files = [
       { path: 'blobs/', type: 'dir' },
       { path: 'blobs/sha256/', type: 'dir' },
@@ -185,7 +176,7 @@ export async function buildImage({ version, epoch, revision, arches = ['x64', 'a
         path: `blobs/sha256/${digest.slice('sha256:'.length)}`,
         data: blobs.get(digest),
       })),
-      { path: 'index.json', data: json(layout) },
+      { path: 'index.json', data: json(layoutIndex(indexDesc, version)) },
       { path: 'oci-layout', data: json({ imageLayoutVersion: '1.0.0' }) },
     ];
     const name = `bds-${version}-oci.tar`;
@@ -195,6 +186,25 @@ export async function buildImage({ version, epoch, revision, arches = ['x64', 'a
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
   }
+}
+
+/**
+ * The layout's index.json: the one image, named bds:<version>. podman load names the image by its ref.name
+ * (localhost/bds:<version>; a bare version would be a repository of its own, localhost/0.1.0), and so does docker
+ * load from 25 on.
+ */
+export function layoutIndex(indexDesc, version) {
+  return {
+    schemaVersion: 2,
+    mediaType: 'application/vnd.oci.image.index.v1+json',
+    manifests: [
+      {
+        mediaType: 'application/vnd.oci.image.index.v1+json',
+        ...indexDesc,
+        annotations: { 'org.opencontainers.image.ref.name': `bds:${version}` },
+      },
+    ],
+  };
 }
 
 /**
@@ -265,7 +275,7 @@ async function debFromArchive(pin, arch) {
 /** The entries of an architecture's root file system, in order. */
 function rootfs(arch, binary, unpacked) {
   const entries = new Map();
-  const dir = (p, { uid = 0, mode = 0o755 } = {}) => entries.set(p, { path: `${p}/`, type: 'dir', mode, uid });
+  const dir = (p, mode = 0o755) => entries.set(p, { path: `${p}/`, type: 'dir', mode, uid: 0 });
   const parents = (p) => {
     const parts = p.split('/');
     for (let i = 1; i < parts.length; i++)
@@ -350,20 +360,32 @@ function rootfs(arch, binary, unpacked) {
   }
 
   file('usr/local/bin/bds', fs.readFileSync(binary), 0o755);
-  file(
-    'etc/passwd',
-    Buffer.from(
-      `root:x:0:0:root:/root:/sbin/nologin\n${USER.name}:x:${USER.uid}:${USER.uid}:bds:${USER.home}:/sbin/nologin\n`,
-    ),
-  );
-  file('etc/group', Buffer.from(`root:x:0:\n${USER.name}:x:${USER.uid}:\n`));
-  dir('root', { mode: 0o700 });
-  dir('tmp', { mode: 0o1777 });
-  dir('data', { uid: USER.uid });
-  parents('home/bds');
-  for (const p of ['home/bds', 'home/bds/.config', 'home/bds/.local', 'home/bds/.local/state', 'home/bds/.cache'])
-    dir(p, { uid: USER.uid });
+  dir('root', 0o700);
+  dir('tmp', 0o1777);
+  for (const entry of userEntries()) {
+    parents(entry.path.replace(/\/$/, ''));
+    entries.set(entry.path.replace(/\/$/, ''), entry);
+  }
   return [...entries.keys()].sort().map((p) => entries.get(p));
+}
+
+/**
+ * The user bds and its folders: /etc/passwd and /etc/group, the home with the XDG folders, and /data. Group root
+ * has the owner's rights on each folder (OpenShift's convention), so that an arbitrary uid in group 0 can write them.
+ */
+export function userEntries() {
+  const account = (p, text) => ({ path: p, data: Buffer.from(text), mode: 0o644, uid: 0, gid: 0 });
+  const folder = (p) => ({ path: `${p}/`, type: 'dir', mode: 0o775, uid: USER.uid, gid: USER.gid });
+  const home = USER.home.slice(1);
+  return [
+    account(
+      'etc/passwd',
+      `root:x:0:0:root:/root:/sbin/nologin\n${USER.name}:x:${USER.uid}:${USER.gid}:bds:${USER.home}:/sbin/nologin\n`,
+    ),
+    account('etc/group', 'root:x:0:\n'),
+    folder('data'),
+    ...['', '/.config', '/.local', '/.local/state', '/.cache'].map((sub) => folder(`${home}${sub}`)),
+  ];
 }
 
 function imageConfig({ arch, version, revision, epoch, diffId }) {
@@ -372,7 +394,7 @@ function imageConfig({ arch, version, revision, epoch, diffId }) {
     architecture: PLATFORM[arch],
     os: 'linux',
     config: {
-      User: `${USER.uid}:${USER.uid}`,
+      User: `${USER.uid}:${USER.gid}`,
       Env: [
         'PATH=/usr/local/bin',
         `HOME=${USER.home}`,
@@ -418,9 +440,9 @@ function readelf(args) {
 
 /**
  * A POSIX ustar archive of `entries` ({path, data} files, {path, type: 'dir'}, {path, type: 'symlink',
- * target}), in the order given, every time `mtime`.
+ * target}; each with its mode, uid and gid, default 0), in the order given, every time `mtime`.
  */
-function tarOf(entries, mtime) {
+export function tarOf(entries, mtime) {
   const blocks = [];
   for (const entry of entries) {
     const header = Buffer.alloc(512);
@@ -436,11 +458,10 @@ function tarOf(entries, mtime) {
     const type = entry.type === 'dir' ? '5' : entry.type === 'symlink' ? '2' : '0';
     const size = type === '0' ? entry.data.length : 0;
     const mode = entry.mode ?? (type === '5' ? 0o755 : type === '2' ? 0o777 : 0o644);
-    const uid = entry.uid ?? 0;
     header.write(name, 0, 100);
     header.write(octal(mode, 8), 100);
-    header.write(octal(uid, 8), 108);
-    header.write(octal(uid, 8), 116);
+    header.write(octal(entry.uid ?? 0, 8), 108);
+    header.write(octal(entry.gid ?? 0, 8), 116);
     header.write(octal(size, 12), 124);
     header.write(octal(mtime, 12), 136);
     header.write('        ', 148);

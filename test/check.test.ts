@@ -1,7 +1,17 @@
 // bds check: deliver's pre-flight alone, offline, with a preview of what reviewers will see; the period taken
 // from the folder's name (check and deliver); the schema compared with the nearest earlier delivery's.
 
-import { cpSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  cpSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -22,6 +32,7 @@ import {
   type FolderOptions,
   type RunOptions,
   type RunResult,
+  type SpawnResult,
 } from './helpers.js';
 
 const NOW = new Date('2024-06-15T12:00:00Z');
@@ -825,5 +836,53 @@ describe('the report', () => {
   it('may say nothing in its totals', async () => {
     const res = await check([makeFolder({ report: { ...REPORT, totals: {} } }).dir, '--period', '2024-05']);
     expect(res.stdout).toContain('Totals:    none');
+  });
+});
+
+describe.skipIf(process.getuid?.() !== 0)('a folder the user may not read', () => {
+  // Tests run as root, who reads anything: bds is spawned as nobody (uid 65534), in a home of its own, and the
+  // folders are root's, mode 0700 (a container's /data mounted from another user's folder, say).
+  const NOBODY = 65534;
+  function asNobody(args: string[], cwd?: string): Promise<SpawnResult> {
+    const home = tempDir('bds-nobody-');
+    chownSync(home, NOBODY, NOBODY);
+    return spawnCli(['check', ...args], { env: { HOME: home }, uid: NOBODY, cwd: cwd ?? home });
+  }
+  /** A 0755 folder holding `name`, a 0700 folder of root's. */
+  function closed(name: string): string {
+    const open = tempDir('bds-open-');
+    chmodSync(open, 0o755);
+    const dir = path.join(open, name);
+    mkdirSync(dir, { mode: 0o700 });
+    return dir;
+  }
+  const WHY = 'is mode 0700, owned by root and group root (gid 0): only root may read it';
+
+  it('in a folder it may not enter: that folder named, its mode and owner, not "no such folder"', async () => {
+    const data = closed('data');
+    const month = path.join(data, '2024-05');
+    cpSync(makeFolder().dir, month, { recursive: true });
+    const res = await asNobody([month, '--period', '2024-05']);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain(`bds: cannot read the folder ${month}: permission denied: ${data} ${WHY}\n`);
+    expect(res.stderr).toContain('hint: run bds as a user who may read it, or change its owner or mode (chown, chmod)');
+    expect(res.stderr).not.toContain('no such folder');
+  });
+
+  it('that it may not list: the folder itself named', async () => {
+    const month = closed('2024-05');
+    cpSync(makeFolder().dir, month, { recursive: true });
+    chmodSync(month, 0o700);
+    const res = await asNobody([month]);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain(`bds: cannot read the folder ${month}: permission denied: ${month} ${WHY}\n`);
+  });
+
+  it('as the working folder, outside home: named as what it is, not as a config folder', async () => {
+    const data = closed('data');
+    const res = await asNobody(['2024-05'], data);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain(`bds: cannot look in ${data} for a config file: permission denied: ${data} ${WHY}\n`);
+    expect(res.stderr).not.toContain('config folder');
   });
 });

@@ -171,7 +171,7 @@ describe('a config file that exists but cannot be read', () => {
       const sudo = await spawnCli(['whoami'], { env, uid: NOBODY, cwd: home });
       expect(sudo.code).toBe(2);
       expect(sudo.stderr).toContain(
-        `bds: cannot look in the config folder ${path.dirname(userConfig)}: permission denied`,
+        `bds: cannot look in ${path.dirname(userConfig)} for a config file: permission denied: ${path.dirname(userConfig)} is mode 0700, owned by root and group root (gid 0): only root may read it`,
       );
     });
 

@@ -345,6 +345,30 @@ describe('docs/design.md follows the code', () => {
     return rest.slice(start, rest.indexOf('\n```', start));
   };
 
+  it('run the image by the name it loads as, with the settings a container has no other way to get', () => {
+    // A container sees no config file and no variable of the shell's but those passed: deliver needs the base
+    // URL and the source as well as the key. .ci/run runs the README's container commands as written.
+    const version = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version as string;
+    const image = new RegExp(`(^|\\s)(bds|ghcr\\.io/batch-delivery/bds):${version.replace(/\./g, '\\.')}(\\s|$)`);
+    const runs = readDocs().flatMap(({ file, text }) =>
+      text
+        .replace(/\\\n\s*/g, '')
+        .split('\n')
+        .flatMap((line) => [...line.matchAll(/(?:podman|docker) run [^`]*/g)].map((m) => ({ file, command: m[0] }))),
+    );
+    // Whole commands, which run a command of bds's; "podman run --network host" in a sentence is an option named.
+    const whole = runs.filter(({ command }) => / (deliver|sandbox|check|status|whoami|doctor)( |$)/.test(command));
+    expect(whole.length).toBeGreaterThan(2);
+    const wrong = whole.flatMap(({ file, command }) => [
+      ...(image.test(command) ? [] : [`${file}: ${command}: not bds:${version}`]),
+      ...(/ deliver /.test(command) &&
+      !['BDS_BASE_URL', 'BDS_SOURCE_ID', 'BDS_API_KEY'].every((v) => command.includes(`-e ${v}`))
+        ? [`${file}: ${command}: without -e BDS_BASE_URL, BDS_SOURCE_ID and BDS_API_KEY`]
+        : []),
+    ]);
+    expect(wrong).toEqual([]);
+  });
+
   it('states the import rules exactly as scripts/check-imports.js --rules prints them', () => {
     const printed = execFileSync(process.execPath, [path.join(ROOT, 'scripts', 'check-imports.js'), '--rules'], {
       encoding: 'utf8',

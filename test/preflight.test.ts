@@ -470,6 +470,17 @@ describe('base URL', () => {
     expectUsageError(box, delivered, 'http://');
   });
 
+  it("refuses http:// to a container's host, saying how a container reaches a sandbox on its host", async () => {
+    const box = await sandbox();
+    for (const host of ['host.containers.internal', 'host.docker.internal']) {
+      const res = await whoamiAt(box, `http://${host}:8787`);
+      expectUsageError(box, res, 'uses http:// for a host that is not this machine');
+      expect(res.stderr).toContain(
+        "hint: a container reaches a sandbox on its host only on the host's network (podman or docker run's network host), at http://127.0.0.1:<port>",
+      );
+    }
+  });
+
   it('accepts http:// for localhost, 127.0.0.0/8 and [::1]', async () => {
     const box = await sandbox();
     const port = new URL(box.baseUrl).port;

@@ -4,7 +4,7 @@
 
 import { promises as fs, type Stats } from 'node:fs';
 import path from 'node:path';
-import { errnoCode, isObject } from '../guards.js';
+import { errnoCode, isDenied, isObject, permissionDenied } from '../guards.js';
 import { UsageError } from '../errors.js';
 import { pathsOf, type Platform } from '../platform.js';
 import type { Product, Schema, ScrubReport } from '../api/types.js';
@@ -102,12 +102,16 @@ export function pathForPeople(file: string, cwd: string): string {
   return relative && !relative.startsWith('..') && !path.isAbsolute(relative) ? relative : file;
 }
 
-/** The names in a delivery folder; a missing, unreadable or empty folder, or a file, is a usage error. */
+/**
+ * The names in a delivery folder; a missing, unreadable or empty folder, or a file, is a usage error. One the
+ * user may not read names the folder that keeps them out and who may read it.
+ */
 export async function listFolder(dir: string): Promise<string[]> {
   let stat: Stats;
   try {
     stat = await fs.stat(dir);
-  } catch {
+  } catch (error) {
+    if (isDenied(error)) throw new UsageError(`cannot read the folder ${dir}: ${permissionDenied(dir)}`, DENIED);
     throw new UsageError(`no such folder: ${dir}`);
   }
   if (!stat.isDirectory()) throw new UsageError(`not a folder: ${dir}`, { hint: 'name the folder the scrubber wrote' });
@@ -115,12 +119,19 @@ export async function listFolder(dir: string): Promise<string[]> {
   try {
     entries = await fs.readdir(dir);
   } catch (error) {
+    if (isDenied(error)) {
+      throw new UsageError(`cannot read the folder ${dir}: ${permissionDenied(dir, { read: true })}`, DENIED);
+    }
     throw new UsageError(`cannot read the folder ${dir} (${errnoCode(error) ?? 'unreadable'})`);
   }
   if (entries.length === 0)
     throw new UsageError(`the folder ${dir} is empty`, { hint: 'name the folder the scrubber wrote' });
   return entries;
 }
+
+const DENIED = {
+  hint: 'run bds as a user who may read it, or change its owner or mode (chown, chmod)',
+};
 
 /**
  * How deep report.json and schema.json may nest. Both are sent as is, and serialising a value thousands of

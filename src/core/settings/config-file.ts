@@ -9,7 +9,7 @@
 import { accessSync, constants, promises as fs, readFileSync, lstatSync, statSync, type Stats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { errnoCode, isObject } from '../guards.js';
+import { errnoCode, isObject, permissionDenied } from '../guards.js';
 import { UsageError } from '../errors.js';
 import { pathsOf, type Platform } from '../platform.js';
 import type { Env } from '../runtime.js';
@@ -381,10 +381,12 @@ function pickValues(file: string, raw: unknown, prefix: string): ConfigValues {
 function unreadable(file: string, error: unknown): UsageError {
   const code = errnoCode(error);
   if (code === 'EACCES' && !canLookIn(path.dirname(file))) {
-    // Which config file the folder holds cannot be known; whichever it is, it would be skipped.
-    return new UsageError(`cannot look in the config folder ${path.dirname(file)}: permission denied`, {
-      hint: 'make it readable to you, e.g. chown it to yourself if sudo made it, or move it aside',
-    });
+    // Which config file the folder holds cannot be known; whichever it is, it would be skipped. The folder may be
+    // the working folder (a container's /data) as well as the user's config folder: named, with who may read it.
+    return new UsageError(
+      `cannot look in ${path.dirname(file)} for a config file: ${permissionDenied(path.dirname(file))}`,
+      { hint: 'run bds as a user who may read it, or make it readable to you (chown it to yourself if sudo made it)' },
+    );
   }
   return new UsageError(`cannot read the config file ${file}: ${describeReadError(error)}`, {
     hint:

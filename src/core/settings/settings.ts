@@ -14,6 +14,9 @@ import type { Env } from '../runtime.js';
 
 export type { SettingsWarning } from './text.js';
 
+/** The names podman and docker give a container for its host: http:// to them is refused, a sandbox is reached otherwise. */
+const CONTAINER_HOSTS = new Set(['host.containers.internal', 'host.docker.internal']);
+
 /**
  * What the caller calls the settings it gives, for messages: the library's options (OPTION_NAMES), or the CLI's
  * flags (src/cli/run-command.ts).
@@ -363,7 +366,9 @@ export function requireBaseUrl({
   if (!travelsSafely(url)) {
     throw url.protocol === 'http:'
       ? new UsageError(`the base URL from ${from} uses http:// for a host that is not this machine`, {
-          hint: 'use https://, so that the key does not travel in clear',
+          hint: CONTAINER_HOSTS.has(url.hostname.toLowerCase())
+            ? "a container reaches a sandbox on its host only on the host's network (podman or docker run's network host), at http://127.0.0.1:<port>"
+            : 'use https://, so that the key does not travel in clear',
         })
       : new UsageError(`the base URL from ${from} must start with https://`);
   }
