@@ -323,6 +323,7 @@ describe('bds check preview', () => {
           'reidentification.checks.passed': true,
           notes: [],
         },
+        per_file: [{ path: 'records.jsonl.gz' }, { path: 'b.jsonl.gz' }],
       },
       columns: [
         { object: 'orders', name: 'order_id', role: 'identifier', kind: 'string', transform: 'keyed hash' },

@@ -14,8 +14,9 @@ import { printDeliver, type DeliverOutcome } from '../output/deliver-result.js';
 import { routeReview } from '../output/status-view.js';
 import { reviewChoices, reviewOptions, type ReviewFlags } from './review-options.js';
 import { folderOf, folderOptions, foldersOf, refuseOneFolderFlags, type FolderFlags } from './folder-options.js';
+import { checkOutcome, htmlOption, writeReportPage, type HtmlFlags } from './html-option.js';
 
-interface DeliverFlags extends FolderFlags, ReviewFlags {
+interface DeliverFlags extends FolderFlags, ReviewFlags, HtmlFlags {
   dryRun?: boolean;
   force?: boolean;
   skipDelivered?: boolean;
@@ -55,10 +56,13 @@ export default defineCommand<DeliverFlags, DeliverOutcome>({
       '--metrics-file <path>',
       "write each month's outcome to this Prometheus textfile after the run (BDS_METRICS_FILE)",
     ),
+    htmlOption,
   ],
   async run(op, io, flags, [dirs]) {
     const folders = foldersOf(dirs, op.runtime);
     const jobs = parseJobs(flags.jobs);
+    refuseOneFolderFlags(folders, flags, 'deliver');
+    if (flags.html !== undefined) await writePreflightPage(op, io, flags.html, folders, flags);
     if (folders.length > 1) return runMany(op, io, flags, folders, jobs);
     const started = op.runtime.now().getTime();
     const [{ runDeliver }, { DeliveryView }] = await Promise.all([
@@ -75,6 +79,22 @@ export default defineCommand<DeliverFlags, DeliverOutcome>({
   print: (io, outcome, flags, op) => printDeliver(io, outcome, op, flags.timeout),
   monitored: { months: (outcome) => monthRuns(outcome.run), delivers: (flags) => flags.dryRun !== true },
 });
+
+/**
+ * --html: the page of the folders' pre-flight, before anything is sent. It is the core's check, which deliver's
+ * pre-flight then repeats without reading the data file again (the pass is remembered); its events are not shown,
+ * since the delivery shows its own, and whatever it found (a failure too) the delivery then finds and reports.
+ */
+async function writePreflightPage(
+  op: Operation,
+  io: IO,
+  file: string,
+  folders: string[],
+  flags: DeliverFlags,
+): Promise<void> {
+  const outcome = await checkOutcome(op.with({ onEvent: () => {} }), folders, flags);
+  await writeReportPage(op, io, file, 'deliver', folders, outcome);
+}
 
 /** What the delivery of one folder or several may do, as the core takes it. */
 function deliveryChoices(flags: DeliverFlags): DeliveryChoices & ReviewChoices {
@@ -93,7 +113,6 @@ async function runMany(
   dirs: string[],
   jobs: number | undefined,
 ): Promise<DeliverOutcome> {
-  refuseOneFolderFlags(dirs, flags, 'deliver');
   const started = op.runtime.now().getTime();
   const [{ runDeliverMany }, { ManyView }] = await Promise.all([
     import('../../core/delivery/deliver-many.js'),

@@ -21,7 +21,7 @@ export interface CheckOptions extends FolderOptions {
   sourceId?: string | undefined;
 }
 
-/** What `bds check --json` prints for one folder. */
+/** What `bds check --json` prints for one folder (docs/schemas/check.schema.json: the fields only grow). */
 export interface CheckResult {
   ok: true;
   dir: string;
@@ -32,7 +32,12 @@ export interface CheckResult {
   record_count: number;
   bytes: number;
   sha256: string;
-  report: { tool: string; files: number; totals: Record<string, unknown> };
+  /**
+   * The report's summary as the portal shows it: its tool, its number of files, its totals, and each file's own
+   * figures (`per_file`, in the report's order; each entry flattened as the totals are; an entry that is not an
+   * object is left out).
+   */
+  report: { tool: string; files: number; totals: Record<string, unknown>; per_file: Array<Record<string, unknown>> };
   columns: ColumnEntry[];
   roles: Record<string, number>;
   warnings: string[];
@@ -151,7 +156,12 @@ async function checkQuickChecked(folder: FolderCheck, options: CheckOptions, op:
     record_count: plan.recordCount,
     bytes: plan.upload.size,
     sha256: plan.sha256,
-    report: { tool: plan.report.tool, files: plan.report.files.length, totals: flatten(plan.report.totals) },
+    report: {
+      tool: plan.report.tool,
+      files: plan.report.files.length,
+      totals: flatten(plan.report.totals),
+      per_file: plan.report.files.filter(isObject).map((file) => flatten(file)),
+    },
     columns: plan.columns,
     roles: countRoles(plan.columns),
     warnings: plan.warnings,

@@ -50,7 +50,7 @@ export interface DeliverManyOptions extends DeliveryChoices, ReviewChoices {
  */
 export type MonthResult = (DeliverResult | DryRunResult | FailedDelivery) & { dir: string; error: FailureData | null };
 
-/** What `bds deliver <dir>... --json` prints. */
+/** What `bds deliver <dir>... --json` prints (docs/schemas/deliver.schema.json). */
 export interface DeliverManyResult {
   /** Oldest first. */
   deliveries: MonthResult[];

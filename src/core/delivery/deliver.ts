@@ -49,7 +49,7 @@ export interface DeliverySummary {
   schema_changes: SchemaChanges | null;
 }
 
-/** What was delivered: the object `bds deliver --json` prints. */
+/** What was delivered: the object `bds deliver --json` prints (docs/schemas/deliver.schema.json). */
 export interface DeliverResult extends DeliverySummary {
   /**
    * `record_count` only when --skip-delivered counted a batch that no record here ties to this file: the service's

@@ -61,7 +61,7 @@ export interface ReviewRules {
   failOn: FailOnState[];
 }
 
-/** What `bds status --json` prints. */
+/** What `bds status --json` prints (docs/schemas/status.schema.json). */
 export interface StatusResult {
   source_id: string;
   since: string;
