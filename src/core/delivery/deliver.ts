@@ -265,12 +265,12 @@ function lockPlanDeliver(
   return withDeferred(async (defer) => {
     // Its delivery records and lock need the state folder; a dry run writes nothing.
     if (!options.dryRun) {
-      requireHomeFor(state, runtime.homedir);
+      requireHomeFor(state, runtime);
       defer(lockMonth(folder, target, journal, runtime));
     }
     learned.passBegun = true;
     const plan = await planFolder(folder, op, { copy: true });
-    defer(() => removeCopy(plan.upload));
+    defer(() => removeCopy(plan.upload, runtime.platform));
     learned.plan = plan;
     const { schemaChanges, sameFile } = await comparePlan(plan, target, journal, op, run);
     const client = await op.client({ period: plan.period, product: plan.product });
