@@ -390,3 +390,27 @@ describe('docs/design.md follows the code', () => {
     expect(named).toEqual(expect.arrayContaining(['src/core/delivery/journal.ts', 'src/cli/output/io.ts']));
   });
 });
+
+describe("the repository's files", () => {
+  /** Names ending in .md that are files bds or a test writes or reads, not documents cited. */
+  const NOT_CITED = new Set(['latest.md', 'summary.md', 'step_summary.md', 'package/README.md']);
+
+  it('cite only documents the repository holds (from its root, beside the citing file, or in docs/)', () => {
+    const files = execFileSync('git', ['ls-files'], { cwd: ROOT, encoding: 'utf8' })
+      .split('\n')
+      .filter((file) => /\.(ts|js|cjs|md|yml|sh)$|^\.ci\//.test(file) && !file.startsWith('test/fixtures/'));
+    const missing = files.flatMap((file) =>
+      [...readFileSync(path.join(ROOT, file), 'utf8').matchAll(/(?<![\w./-])[\w./-]*[\w-]\.md\b/g)]
+        .map(([cited]) => cited)
+        .filter(
+          (cited) =>
+            !NOT_CITED.has(cited) &&
+            ![ROOT, path.join(ROOT, path.dirname(file)), path.join(ROOT, 'docs')].some((from) =>
+              existsSync(path.join(from, cited)),
+            ),
+        )
+        .map((cited) => `${file}: ${cited}`),
+    );
+    expect(missing).toEqual([]);
+  });
+});

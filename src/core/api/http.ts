@@ -1,5 +1,7 @@
-// The one HTTP client: base URL, key (only to the API's origin), headers, timeouts and redaction, with the
-// retry policy of retry.ts and the proxies of proxy.ts. Nothing else in bds builds a request.
+// The HTTP client of every API request and upload: base URL, key (only to the API's origin), headers, timeouts
+// and redaction, with the retry policy of retry.ts and the proxies of proxy.ts. Two others build requests, and
+// neither carries the key: the monitoring ping's (ping-client.ts) and doctor's network checks
+// (diagnostics/network.ts), which take a connection to the API one step at a time to name the one that fails.
 
 import type { Readable } from 'node:stream';
 import { request, type Dispatcher } from 'undici';
