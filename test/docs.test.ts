@@ -414,3 +414,30 @@ describe("the repository's files", () => {
     expect(missing).toEqual([]);
   });
 });
+
+describe("login's and logout's section of docs/commands.md", () => {
+  const commandsDoc = sections(readFileSync(path.join(ROOT, 'docs', 'commands.md'), 'utf8'));
+  const section = (name: string): string => commandsDoc.find((s) => s.heading === `bds ${name}`)!.body;
+  /** The --json document of a golden file (test/golden/<name>.txt), as json-golden.test.ts wrote it. */
+  const goldenJson = (name: string): Record<string, unknown> => {
+    const text = readFileSync(path.join(ROOT, 'test', 'golden', `${name}.txt`), 'utf8');
+    return JSON.parse(text.split('--- stdout\n')[1]!.split('\n--- stderr')[0]!) as Record<string, unknown>;
+  };
+
+  it('names every field of their --json that the golden files hold', () => {
+    for (const [command, goldens] of [
+      ['login', ['login', 'login-overridden']],
+      ['logout', ['logout', 'logout-remaining']],
+    ] as const) {
+      const fields = new Set(goldens.flatMap((name) => Object.keys(goldenJson(name))));
+      // login's prints what whoami prints, whose fields its own section names.
+      for (const field of ['organization', 'key', 'baseUrl']) fields.delete(field);
+      expect([...fields].filter((field) => !mentions(section(command), field))).toEqual([]);
+    }
+  });
+
+  it("says login's refusal of a key holding a space or a control character in the words bds prints", () => {
+    const { error } = goldenJson('login-key-character') as { error: { message: string } };
+    expect(section('login').replace(/\s+/g, ' ')).toContain(error.message);
+  });
+});
