@@ -104,7 +104,8 @@ function enableCompileCache() {
   if (typeof nodeModule.enableCompileCache !== 'function' || process.getBuiltinModule?.('node:sea')?.isSea()) return;
   const { compileCacheFolder } = require('./compile-cache.js');
   try {
-    nodeModule.enableCompileCache(compileCacheFolder(process.env, process.platform, process.env.HOME || os.homedir()));
+    // os.homedir() reads USERPROFILE on Windows and HOME elsewhere, as the Runtime's home folder does.
+    nodeModule.enableCompileCache(compileCacheFolder(process.env, process.platform, os.homedir()));
   } catch {
     // started without it
   }

@@ -32,7 +32,8 @@
 // twice): the bundle names its inputs by paths relative to the clone, the SEA config names its files relative
 // to a scratch folder (the blob records the main script's path as given), and the blob has no V8 code cache
 // and no snapshot, which V8 does not produce byte for byte alike (reproducible builds win over a faster start:
-// cli-contract.md, "Speed"). Without a code cache V8 parses the main script at every start: hence the small one.
+// docs/design.md, "Platforms, speed and memory"). Without a code cache V8 parses the main script at every start:
+// hence the small one.
 
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // npm run release: release/ from a clean build, every file of which anyone can rebuild byte for byte from the
-// same commit (cli-contract.md, "Package"; docs/releasing.md says how to verify a download):
+// same commit (docs/releasing.md says what a release holds and how to verify a download):
 //
 //   batch-delivery-bds-<version>.tgz   `npm pack` (its prepack cleans and rebuilds dist/; npm fixes every
 //                                      file's time in the tarball)

@@ -17,7 +17,7 @@ export function processRuntime(given: { env?: Env | undefined; cwd?: string | un
     get cwd() {
       return given.cwd ?? workingFolder();
     },
-    homedir: env.HOME || os.homedir(),
+    homedir: homeFolder(env, process.platform),
     platform: process.platform,
     hostname: os.hostname(),
     pid: process.pid,
@@ -28,6 +28,15 @@ export function processRuntime(given: { env?: Env | undefined; cwd?: string | un
     isProcessAlive: (pid) => processAlive(() => process.kill(pid, 0)),
     processStartedAt: startTimes(process.platform),
   };
+}
+
+/**
+ * The home folder as Node's os.homedir() finds it, but from the environment bds was given (a library caller's
+ * `env`): USERPROFILE on Windows, where a HOME that is set at all is a Unix shell's (Git Bash, MSYS2, Cygwin),
+ * HOME elsewhere; else the system's answer.
+ */
+export function homeFolder(env: Env, platform: Platform): string {
+  return (platform === 'win32' ? env.USERPROFILE : env.HOME) || os.homedir();
 }
 
 /**

@@ -444,6 +444,26 @@ describe('what stops a month, and what it says', () => {
     expect(box.requests.filter((r) => r.server === 'api').length).toBe(1);
   });
 
+  it("the library: a month not started says what kept it in its failure's about", async () => {
+    const box = await sandbox();
+    const folders = months(['2024-01', '2024-02']);
+    const result = await deliverMany({
+      dirs: folders.map((f) => f.dir),
+      jobs: 1,
+      env: { HOME: tempDir(), ...sandboxEnv(box), BDS_API_KEY: 'svc_test_wrongkey123', BDS_SOURCE_ID: newSource(box) },
+    });
+    expect(result.exit_code).toBe(3);
+    expect(result.deliveries[1]!.error).toEqual({
+      message: 'not started: the key was refused for 2024-01 records',
+      hint: null,
+      exit_code: 3,
+      about: {
+        code: 'not_started',
+        error: { message: 'the key was refused for 2024-01 records', hint: undefined, about: undefined },
+      },
+    });
+  });
+
   it('--force with --skip-delivered is refused, for one folder and for several', async () => {
     const box = await sandbox();
     const folders = months(['2024-01', '2024-02']);

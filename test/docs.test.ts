@@ -414,3 +414,54 @@ describe('docs/design.md follows the code', () => {
     expect(named).toEqual(expect.arrayContaining(['src/core/delivery/journal.ts', 'src/cli/output/io.ts']));
   });
 });
+
+describe("the repository's files", () => {
+  /** Names ending in .md that are files bds or a test writes or reads, not documents cited. */
+  const NOT_CITED = new Set(['latest.md', 'summary.md', 'step_summary.md', 'package/README.md']);
+
+  it('cite only documents the repository holds (from its root, beside the citing file, or in docs/)', () => {
+    const files = execFileSync('git', ['ls-files'], { cwd: ROOT, encoding: 'utf8' })
+      .split('\n')
+      .filter((file) => /\.(ts|js|cjs|md|yml|sh)$|^\.ci\//.test(file) && !file.startsWith('test/fixtures/'));
+    const missing = files.flatMap((file) =>
+      [...readFileSync(path.join(ROOT, file), 'utf8').matchAll(/(?<![\w./-])[\w./-]*[\w-]\.md\b/g)]
+        .map(([cited]) => cited)
+        .filter(
+          (cited) =>
+            !NOT_CITED.has(cited) &&
+            ![ROOT, path.join(ROOT, path.dirname(file)), path.join(ROOT, 'docs')].some((from) =>
+              existsSync(path.join(from, cited)),
+            ),
+        )
+        .map((cited) => `${file}: ${cited}`),
+    );
+    expect(missing).toEqual([]);
+  });
+});
+
+describe("login's and logout's section of docs/commands.md", () => {
+  const commandsDoc = sections(readFileSync(path.join(ROOT, 'docs', 'commands.md'), 'utf8'));
+  const section = (name: string): string => commandsDoc.find((s) => s.heading === `bds ${name}`)!.body;
+  /** The --json document of a golden file (test/golden/<name>.txt), as json-golden.test.ts wrote it. */
+  const goldenJson = (name: string): Record<string, unknown> => {
+    const text = readFileSync(path.join(ROOT, 'test', 'golden', `${name}.txt`), 'utf8');
+    return JSON.parse(text.split('--- stdout\n')[1]!.split('\n--- stderr')[0]!) as Record<string, unknown>;
+  };
+
+  it('names every field of their --json that the golden files hold', () => {
+    for (const [command, goldens] of [
+      ['login', ['login', 'login-overridden']],
+      ['logout', ['logout', 'logout-remaining']],
+    ] as const) {
+      const fields = new Set(goldens.flatMap((name) => Object.keys(goldenJson(name))));
+      // login's prints what whoami prints, whose fields its own section names.
+      for (const field of ['organization', 'key', 'baseUrl']) fields.delete(field);
+      expect([...fields].filter((field) => !mentions(section(command), field))).toEqual([]);
+    }
+  });
+
+  it("says login's refusal of a key holding a space or a control character in the words bds prints", () => {
+    const { error } = goldenJson('login-key-character') as { error: { message: string } };
+    expect(section('login').replace(/\s+/g, ' ')).toContain(error.message);
+  });
+});

@@ -292,6 +292,21 @@ describe.runIf(LINUX)('login, logout, doctor, sandbox --json', () => {
     await expectGolden('logout-nothing', ['logout', '--json'], { home, env: noKey });
   });
 
+  it("login and logout where the file's default profile has a key of its own; a key with a space", async () => {
+    const { box, expectGolden, replace } = await setup();
+    const home = tempDir('bds-home-');
+    replace.push([home, '<home>']);
+    const noKey = { XDG_CONFIG_HOME: path.join(home, '.config'), BDS_API_KEY: undefined, BDS_SOURCE_ID: undefined };
+    const key = { home, env: noKey, stdin: `${box.keys.test}\n` };
+    // The first profile of a file with no key becomes its default, whose key then wins over the top level's.
+    await expectGolden('login-profile', ['login', '--with-key', '--profile', 'live', '--json'], key);
+    await expectGolden('login-overridden', ['login', '--with-key', '--json'], key);
+    await expectGolden('logout-remaining', ['logout', '--json'], { home, env: noKey });
+    const spaced = { home, env: noKey, stdin: 'svc_test_copied with more\n' };
+    await expectGolden('login-key-character', ['login', '--with-key', '--json'], spaced);
+    await expectGolden('login-key-character-text', ['login', '--with-key'], { ...spaced, stderr: true });
+  });
+
   it('sandbox prints its banner, then stops at Ctrl-C', async () => {
     const { expectGolden } = await setup();
     const controller = new AbortController();

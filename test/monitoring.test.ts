@@ -18,9 +18,14 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { canonicalApi } from '../src/core/api/url-rules.js';
+import { Journal } from '../src/core/delivery/journal.js';
+import { takeLock } from '../src/core/delivery/lock.js';
 import { InterruptedError } from '../src/core/errors.js';
 import { LogTail, LOG_TAIL_BYTES } from '../src/core/monitoring/log-tail.js';
 import { mergeRuns, parseMetrics, renderMetrics, type MonthMetrics } from '../src/core/monitoring/metrics.js';
+import { stateDir } from '../src/core/settings/dirs.js';
+import type { Sandbox } from '../src/sandbox/emulator.js';
 import {
   count,
   deliverTo,
@@ -368,6 +373,18 @@ describe('a ping never changes the outcome', () => {
 });
 
 /** The metrics file's months, by "period product". */
+/** The lock of `period`'s records held by a bds on another machine sharing this home folder: never taken over. */
+function lockHeldElsewhere(box: Sandbox, home: string, source: string, period: string): void {
+  const journal = new Journal(stateDir({ env: {}, homedir: home, platform: process.platform }), process.platform);
+  takeLock({
+    file: journal.lockFile({ api: canonicalApi(new URL(box.baseUrl)), sourceId: source, period, product: 'records' }),
+    subject: `${source} ${period} records`,
+    owner: { pid: 4242, hostname: 'elsewhere', startedAt: new Date().toISOString() },
+    platform: process.platform,
+    isProcessAlive: () => true,
+  });
+}
+
 function metricsOf(file: string): Record<string, MonthMetrics> {
   return Object.fromEntries(
     parseMetrics(readFileSync(file, 'utf8')).map((month) => [`${month.period} ${month.product}`, month]),
@@ -456,6 +473,31 @@ describe('--metrics-file: the Prometheus textfile, replaced after each run, mont
       lastRun: expect.any(Number),
       exitCode: 2,
     });
+  });
+
+  it('a month stopped before its lock (another bds holds it; not started) is left out, for one folder and several', async () => {
+    const box = await sandbox();
+    const source = newSource(box);
+    const home = tempDir();
+    const file = path.join(tempDir(), 'bds.prom');
+    const deliver = (folders: Folder[], env: Record<string, string> = {}) =>
+      run(['deliver', ...folders.map((f) => f.dir), '--source', source, '--metrics-file', file, '--jobs', '1'], {
+        env: sandboxEnv(box, env),
+        home,
+      });
+    const [march, april, may] = months(['2024-03', '2024-04', '2024-05']);
+    lockHeldElsewhere(box, home, source, '2024-05');
+    expect((await deliver([april!, may!])).code).toBe(6);
+    expect(Object.keys(metricsOf(file))).toEqual(['2024-04 records']);
+    expect((await deliver([may!])).code).toBe(6);
+    expect(Object.keys(metricsOf(file))).toEqual(['2024-04 records']);
+    // A refused key: the first month meets it (after its lock), the others are not started.
+    const refused = await deliver([march!, april!, may!], { BDS_API_KEY: 'svc_test_wrongkey123' });
+    expect(refused.code).toBe(3);
+    const metrics = metricsOf(file);
+    expect(Object.keys(metrics)).toEqual(['2024-03 records', '2024-04 records']);
+    expect(metrics['2024-03 records']!.exitCode).toBe(3);
+    expect(metrics['2024-04 records']!.exitCode).toBe(0);
   });
 
   it('metricsFile in a config file is relative to that file; a dry run leaves the file alone', async () => {

@@ -18,9 +18,9 @@ import { Operation } from '../src/core/operation.js';
 import { chosenDataFile } from '../src/core/preflight/folder.js';
 import { choosePeriod } from '../src/core/preflight/period.js';
 import { searchPlaces } from '../src/core/settings/config-file.js';
-import { cacheDir, stateDir, userConfigFolder } from '../src/core/settings/dirs.js';
+import { cacheDir, requireHomeFor, stateDir, userConfigFolder } from '../src/core/settings/dirs.js';
 import { resolveSettings } from '../src/core/settings/settings.js';
-import { processAlive, processRuntime, startTimes } from '../src/process-runtime.js';
+import { homeFolder, processAlive, processRuntime, startTimes } from '../src/process-runtime.js';
 import { CapturedStream, makeFolder, newSource, run, sandbox, sandboxEnv, tempDir } from './helpers.js';
 
 const { compileCacheFolder } = createRequire(import.meta.url)('../bin/compile-cache.js') as {
@@ -29,6 +29,34 @@ const { compileCacheFolder } = createRequire(import.meta.url)('../bin/compile-ca
 
 it('the Runtime of the running process names its system', () => {
   expect(processRuntime().platform).toBe(process.platform);
+});
+
+describe("the home folder, as Node's os.homedir() finds it", () => {
+  // Git Bash, MSYS2 and Cygwin set a HOME of their own on Windows; Node (and so npm) takes USERPROFILE there.
+  const env = { HOME: 'C:\\msys64\\home\\me', USERPROFILE: 'C:\\Users\\me' };
+
+  it('Windows: USERPROFILE over HOME; elsewhere HOME', () => {
+    expect(homeFolder(env, 'win32')).toBe('C:\\Users\\me');
+    expect(homeFolder(env, 'linux')).toBe('C:\\msys64\\home\\me');
+    expect(homeFolder({ HOME: '/Users/me', USERPROFILE: 'C:\\Users\\me' }, 'darwin')).toBe('/Users/me');
+    expect(processRuntime({ env: { HOME: '/srv/home' } }).homedir).toBe(
+      process.platform === 'win32' ? os.homedir() : '/srv/home',
+    );
+  });
+
+  it("without the variable, the system's answer", () => {
+    expect(homeFolder({ HOME: '/home/me' }, 'win32')).toBe(os.homedir());
+    expect(homeFolder({ USERPROFILE: 'C:\\Users\\me' }, 'linux')).toBe(os.homedir());
+  });
+
+  it('a home folder that does not exist is named by the variable it came from', () => {
+    const home = path.join(tempDir(), 'nonexistent');
+    const state = path.join(home, '.local', 'state', 'bds');
+    expect(() => requireHomeFor(state, { homedir: home, platform: 'win32' })).toThrow(
+      `the home folder ${home} (USERPROFILE) does not exist, and bds does not create it: set USERPROFILE to an existing folder`,
+    );
+    expect(() => requireHomeFor(state, { homedir: home, platform: 'linux' })).toThrow(`${home} (HOME) does not exist`);
+  });
 });
 
 describe('folders per system', () => {

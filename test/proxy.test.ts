@@ -333,9 +333,11 @@ describe('one reading of a proxy and of where a URL connects, for requests and d
 });
 
 describe('TCP keep-alive', () => {
-  it('is turned on once a connection is made, not while it connects (Wine fails the connection then)', async () => {
-    const box = await sandbox();
-    const calls: { enable: boolean | undefined; delay: number | undefined; connecting: boolean }[] = [];
+  type KeepAliveCall = { enable: boolean | undefined; delay: number | undefined; connecting: boolean };
+
+  /** Every setKeepAlive call made while `work` runs, with whether its socket was still connecting. */
+  async function keepAliveCalls(work: () => Promise<void>): Promise<KeepAliveCall[]> {
+    const calls: KeepAliveCall[] = [];
     const original = net.Socket.prototype.setKeepAlive;
     const spy = vi.spyOn(net.Socket.prototype, 'setKeepAlive').mockImplementation(function (
       this: net.Socket,
@@ -346,12 +348,32 @@ describe('TCP keep-alive', () => {
       return original.call(this, enable, delay);
     });
     try {
-      const res = await run(['whoami'], { env: sandboxEnv(box) });
-      expect(res.code).toBe(0);
+      await work();
     } finally {
       spy.mockRestore();
     }
-    expect(calls.length).toBeGreaterThan(0);
+    return calls;
+  }
+
+  it('is turned on once a connection is made, not while it connects (Wine fails the connection then)', async () => {
+    const box = await sandbox();
+    const calls = await keepAliveCalls(async () => {
+      const res = await run(['whoami'], { env: sandboxEnv(box) });
+      expect(res.code).toBe(0);
+    });
+    expect(calls).toContainEqual({ enable: true, delay: 60_000, connecting: false });
+    expect(calls.filter((call) => call.connecting)).toEqual([]);
+  });
+
+  it('is turned on once the connection to a proxy is made, not while it connects', async () => {
+    const box = await sandbox();
+    // A refused CONNECT needs no TLS, so it runs in process; the connection to the proxy is made all the same.
+    const proxy = await startProxy('refuse-407');
+    const calls = await keepAliveCalls(async () => {
+      const res = await run(['whoami'], { env: proxiedEnv(box, { HTTPS_PROXY: proxy.url }) });
+      expect(res.stderr).toContain('answered 407 Proxy Authentication Required');
+    });
+    expect(proxy.tunnels).toEqual([API_TUNNEL]);
     expect(calls).toContainEqual({ enable: true, delay: 60_000, connecting: false });
     expect(calls.filter((call) => call.connecting)).toEqual([]);
   });

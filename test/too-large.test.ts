@@ -52,6 +52,29 @@ describe('a file over the storage host limit', () => {
     expect(box.store.batches().map((batch) => batch.status)).toEqual(['awaiting_upload']);
   });
 
+  it('a storage host that closes the connection instead of answering (S3 over 5 GiB): the hint names the likely limit', async () => {
+    // The limit bds assumes (S3's 5 GiB for one PUT) made small; the host resets every attempt, as S3 closes the
+    // connection under a body it refused before the answer could be read.
+    const folder = makeFolder({ records: 20 });
+    const deliverWithLimit = async (limit: number) => {
+      const box = await sandbox();
+      box.faults.add({ route: 'upload', resetAfterBytes: 0, times: 10 });
+      const res = await deliverTo(box, folder, { http: { singleUploadLimitBytes: limit } });
+      expect(res.code).toBe(5);
+      expect(count(box, 'complete')).toBe(0);
+      return res.stderr.split('\n').filter((line) => line.startsWith('hint: '));
+    };
+    expect(await deliverWithLimit(folder.uploaded.length - 1)).toEqual([
+      `hint: the file is ${folder.uploaded.length} bytes, over ${folder.uploaded.length - 1} bytes, the most S3 ` +
+        'takes in one upload: a storage host that closes the connection on a file this large is most likely ' +
+        'refusing its size, and the service must accept the file in parts before it can be delivered',
+    ]);
+    // A file within the limit: a reset is the network's.
+    expect(await deliverWithLimit(folder.uploaded.length)).toEqual([
+      'hint: the service or the network is failing; run the same command again later',
+    ]);
+  });
+
   it("rejects the library's deliver with an UploadTooLargeError carrying size and limit", async () => {
     const box = await startSandbox({ maxUploadSize: 100 });
     try {

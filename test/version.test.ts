@@ -1,4 +1,4 @@
-// `bds --version --verbose`: what support asks first (cli-contract.md, "Package"). Plain `--version` stays the
+// `bds --version --verbose`: what support asks first (README.md, "Install"). Plain `--version` stays the
 // version alone (output.test.ts, spawn.test.ts); a spawned run names the install kind in spawn.test.ts, where
 // .ci/run also points it at the standalone binary.
 

@@ -50,6 +50,8 @@ export type ErrorAbout =
   | { code: 'no_period_in_name' }
   /** One folder of several failed its checks: its error, said with the folder. */
   | { code: 'folder_failed'; dir: string; error: ErrorText }
+  /** A month of several kept from starting (an abort, a refused key): the error that kept it, with its words. */
+  | { code: 'not_started'; error: ErrorText }
   /** Several folders failed their checks (`total`: how many were given). */
   | { code: 'folders_failed'; total: number; failures: Array<ErrorText & { dir: string }> }
   /** The data file changed during the delivery. */

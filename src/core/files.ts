@@ -68,16 +68,16 @@ export function writeFileAtomic(file: string, content: string, options: AtomicWr
 
 /**
  * On Windows a file another process holds open (a reader without FILE_SHARE_DELETE, an antivirus scanner, the
- * search indexer, node_exporter reading the metrics file) cannot be replaced for a moment: the rename fails
- * with EPERM, EACCES or EBUSY. As graceful-fs does, it is tried again, here for about a second at most, growing
+ * search indexer, node_exporter reading the metrics file) cannot be replaced or removed for a moment: the rename
+ * or removal fails with EPERM, EACCES or EBUSY. As graceful-fs does, it is tried again, here for about a second at most, growing
  * pauses, then the error stands. Elsewhere these errors mean what they say and are thrown at once.
  */
 const HELD_CODES = new Set(['EPERM', 'EACCES', 'EBUSY']);
 const HELD_PAUSES_MS = [10, 20, 40, 80, 100, 150, 200, 200, 200];
 
 /**
- * Runs `attempt` (a rename or link), again while Windows says another process holds the file; `pause` waits
- * (tests count it).
+ * Runs `attempt` (a rename, link or removal), again while Windows says another process holds the file; `pause`
+ * waits (tests count it).
  */
 export function whileHeld<T>(platform: Platform, attempt: () => T, pause: (ms: number) => void = pauseThread): T {
   for (const ms of platform === 'win32' ? HELD_PAUSES_MS : []) {

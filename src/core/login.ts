@@ -48,7 +48,7 @@ export async function planLogin(op: Operation): Promise<LoginPlan> {
       hint: `add these settings to it yourself, with your key:\n${linesToAdd(target.file, place, settings.baseUrl?.value)}`,
     });
   }
-  requireHomeFor(target.file, op.runtime.homedir);
+  requireHomeFor(target.file, op.runtime);
   return { file: target.file, profile: place.profile, baseUrl: settings.baseUrl, names: settings.names };
 }
 

@@ -78,6 +78,10 @@ function aboutWords(about: ErrorAbout, own: ErrorWords): Partial<ErrorWords> {
       const inner = errorWords(about.error);
       return { message: `${about.dir}: ${inner.message}; nothing was sent`, hint: inner.hint };
     }
+    case 'not_started': {
+      const inner = errorWords(about.error);
+      return { message: `not started: ${inner.message}`, hint: inner.hint };
+    }
     case 'folders_failed':
       return {
         message: [

@@ -1,5 +1,7 @@
-// The one HTTP client: base URL, key (only to the API's origin), headers, timeouts, limits and redaction, with the
-// retry policy of retry.ts and the proxies of proxy.ts. Nothing else in bds builds a request.
+// The HTTP client of every API request and upload: base URL, key (only to the API's origin), headers, timeouts,
+// limits and redaction, with the retry policy of retry.ts and the proxies of proxy.ts. Two others build requests,
+// and neither carries the key: the monitoring ping's (ping-client.ts) and doctor's network checks
+// (diagnostics/network.ts), which take a connection to the API one step at a time to name the one that fails.
 
 import type { Readable } from 'node:stream';
 import { request, type Dispatcher } from 'undici';
@@ -42,6 +44,8 @@ export interface HttpTuning {
   maxRetryAfterMs: number;
   /** A monitoring ping (ping-client.ts), both its tries: it must never hold a delivery up for long. */
   pingTimeoutMs: number;
+  /** The most S3 takes in one upload (5 GiB): a connection closed while sending more is most likely its refusal. */
+  singleUploadLimitBytes: number;
 }
 
 export const DEFAULT_TUNING: HttpTuning = {
@@ -57,6 +61,7 @@ export const DEFAULT_TUNING: HttpTuning = {
   maxTotalMs: 120_000,
   maxRetryAfterMs: 60_000,
   pingTimeoutMs: 10_000,
+  singleUploadLimitBytes: 5 * 1024 ** 3,
 };
 
 const MAX_ERROR_BODY = 64 * 1024;
@@ -208,6 +213,8 @@ export class HttpClient {
           throw new UploadTooLargeError(file.size, maxSizeAllowed(text, res.headers), answered);
         }
         throw this.failure(answered, res.headers, text);
+      } catch (error) {
+        throw overSingleUploadLimit(error, file.size, this.tuning.singleUploadLimitBytes);
       } finally {
         clearTimeout(timer);
         source.destroy();
@@ -440,6 +447,31 @@ function deadlineExceeded(ms: number): Error {
   return Object.assign(new Error(`no complete answer within ${Math.round(ms / 100) / 10} s`), {
     code: 'BDS_DEADLINE',
   });
+}
+
+/** How a connection ends when the other side closes it while bds is still sending. */
+const CLOSED_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'UND_ERR_SOCKET']);
+
+/**
+ * An upload of more than S3 takes in one PUT whose connection was closed: S3 answers 400 EntityTooLarge and closes
+ * the connection while the body is still coming, so its answer is often never read. The failure gets a hint
+ * naming the likely limit; it is retried all the same, as any reset is (a reset may be the network's, and hosts
+ * other than S3 take larger files in one PUT).
+ */
+function overSingleUploadLimit(error: unknown, size: number, limit: number): unknown {
+  const failure = error instanceof Retryable ? error.failure : error;
+  if (size <= limit || !(failure instanceof NetworkError) || !CLOSED_CODES.has(errorCodeOf(failure.cause) ?? '')) {
+    return error;
+  }
+  const shown = limit % 1024 ** 3 === 0 ? `${limit / 1024 ** 3} GiB` : `${limit} bytes`;
+  const hinted = new NetworkError(failure.message, failure.request, {
+    cause: failure.cause,
+    hint:
+      `the file is ${size} bytes, over ${shown}, the most S3 takes in one upload: a storage host that closes the ` +
+      'connection on a file this large is most likely refusing its size, and the service must accept the file in ' +
+      'parts before it can be delivered',
+  });
+  return error instanceof Retryable ? new Retryable(hinted, error.retryAfterMs) : hinted;
 }
 
 function idleTimeout(ms: number): Error {

@@ -74,11 +74,17 @@ export class Dispatchers {
       agent = new ProxyAgent({
         uri: proxy.url.href,
         ...this.agentOptions(),
-        // The connection to the proxy and its answer to CONNECT get bds's timeouts too (undici's are 10 s and 300 s).
-        proxyTls: { timeout: connectTimeoutMs, ...CHECKED_TLS },
+        // The connection to the proxy and its answer to CONNECT get bds's timeouts too (undici's are 10 s and 300 s),
+        // and its keep-alive once connected, as a direct connection's (agentOptions' connect is not used for it).
+        proxyTls: { timeout: connectTimeoutMs, keepAlive: false, ...CHECKED_TLS },
         requestTls: CHECKED_TLS,
-        clientFactory: (origin, options) =>
-          new ProxyPool(origin, { ...options, headersTimeout: headersTimeoutMs, bodyTimeout: idleTimeoutMs }),
+        clientFactory: (origin, options: Pool.Options) =>
+          new ProxyPool(origin, {
+            ...options,
+            connect: keepAliveOnceConnected(options.connect as buildConnector.connector),
+            headersTimeout: headersTimeoutMs,
+            bodyTimeout: idleTimeoutMs,
+          }),
       });
       this.proxied.set(proxy.url.href, agent);
     }

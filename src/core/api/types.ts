@@ -1,5 +1,5 @@
-// Wire types of the Batch Delivery Service API (reference/batch-delivery-api.md).
-// Shared by the client (src/api) and the sandbox (src/sandbox); nothing else is shared between them.
+// Wire types of the Batch Delivery Service API, as the service's API reference gives them.
+// Shared by the client (src/core/api) and the sandbox (src/sandbox); nothing else is shared between them.
 
 export const API_PREFIX = '/api/v1';
 

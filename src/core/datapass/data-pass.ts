@@ -4,9 +4,11 @@
 // bytes to upload are the file itself, the gzipped copy the pass made of a plain .jsonl, or that .jsonl gzipped
 // again on the way, to the same bytes.
 
-import { close, createReadStream, open, promises as fs, read, type Stats } from 'node:fs';
+import { close, createReadStream, open, promises as fs, read, rmSync, type Stats } from 'node:fs';
 import { pipeline, type Readable } from 'node:stream';
 import { UsageError } from '../errors.js';
+import { whileHeld } from '../files.js';
+import type { Platform } from '../platform.js';
 import { GZIP_LEVEL, passOverFile, type PassFindings } from './pipeline.js';
 import { passOnThread } from './thread.js';
 import { GarbageMeter } from './garbage.js';
@@ -93,6 +95,8 @@ export interface DataPassOptions {
   copy: boolean;
   /** This process (the copy's name carries it), and how to tell the copies of processes gone, which deliver removes. */
   owner: CopyOwner;
+  /** The system, which decides how a copy is removed (removeCopy). */
+  platform: Platform;
   /** Passes remembered from earlier runs; each pass made is remembered there too. */
   cache?: PassCache | undefined;
   /** How messages name the file (the same form in all of them); default its path. */
@@ -101,7 +105,7 @@ export interface DataPassOptions {
 
 export async function passOverDataFile(
   file: string,
-  { tmpDir, signal, onRead, copy: keepCopy, owner, cache, name = file }: DataPassOptions,
+  { tmpDir, signal, onRead, copy: keepCopy, owner, platform, cache, name = file }: DataPassOptions,
 ): Promise<DataPass> {
   let before: Stats;
   try {
@@ -146,7 +150,7 @@ export async function passOverDataFile(
     ? { source: stampOf(copy, await fs.stat(copy)), size: pass.size, form: 'copy' }
     : { source: stamp, size: pass.size, form: gzipped ? 'as-is' : 'gzip' };
   if (pass.recordCount === 0) {
-    await removeCopy(upload);
+    removeCopy(upload, platform);
     throw new UsageError(`${name}: no records (the file holds no non-empty line)`);
   }
   await cache?.remember(stamp, zlib, pass);
@@ -185,7 +189,11 @@ export function openUpload(upload: UploadFile): Readable {
   return pipeline(file, gzip, () => undefined);
 }
 
-/** Removes the gzipped copy bds made, if it made one. */
-export async function removeCopy(upload: UploadFile): Promise<void> {
-  if (upload.form === 'copy') await fs.rm(upload.source.path, { force: true });
+/**
+ * Removes the gzipped copy bds made, if it made one. On Windows a virus scanner or the search indexer may hold a
+ * file just written for a moment (EBUSY, EPERM): the removal waits for it as a rename does (files.ts's
+ * whileHeld), rather than failing a delivery that is done.
+ */
+export function removeCopy(upload: UploadFile, platform: Platform): void {
+  if (upload.form === 'copy') whileHeld(platform, () => rmSync(upload.source.path, { force: true }));
 }

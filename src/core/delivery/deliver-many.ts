@@ -100,6 +100,7 @@ export async function runDeliverMany(
   });
 
   const results: MonthResult[] = new Array(folders.length);
+  const begun: boolean[] = new Array(folders.length).fill(false);
   const checksums = new RunChecksums(folders);
   let next = 0;
   // A refused key would be refused for every month: the months not yet started are not tried.
@@ -111,11 +112,12 @@ export async function runDeliverMany(
         earlier: runEarlier(folders, index),
         sameFileBefore: (sha256) => checksums.sameFileBefore(index, sha256),
       };
-      const result = await deliverMonth(folders[index]!, target, options, op, month);
+      const { result, passBegun } = await deliverMonth(folders[index]!, target, options, op, month);
       // A month that failed before its pass found its checksum: the later months stop waiting for it.
       checksums.found(index, undefined);
       if (result.error?.exit_code === EXIT_CODES.auth) keyRefused ??= result;
       results[index] = result;
+      begun[index] = passBegun;
     }
   };
   await Promise.all(Array.from({ length: Math.min(jobs, folders.length) }, worker));
@@ -125,12 +127,17 @@ export async function runDeliverMany(
     ? abortError(op.signal)
     : keyRefused && new AuthError(`the key was refused for ${keyRefused.period} ${keyRefused.product}`);
   for (let index = next; stoppedBy && index < folders.length; index++) {
-    const error = failureData(stoppedBy, `not started: ${stoppedBy.message}`);
+    const error: FailureData = {
+      ...failureData(stoppedBy, `not started: ${stoppedBy.message}`),
+      about: { code: 'not_started', error: errorText(stoppedBy) },
+    };
     results[index] = { ...failedDelivery(folders[index]!, target.sourceId, {}), dir: folders[index]!.absDir, error };
   }
+  const months = results.filter((_, index) => begun[index]);
   const result = (fields: Omit<DeliverManyResult, 'deliveries'>): DeliverRun<DeliverManyResult> => ({
     result: { deliveries: results, ...fields },
     review,
+    months,
   });
   if (op.signal.aborted) return result({ exit_code: abortError(op.signal).exitCode });
   const firstFailure = results.find((month) => month.error !== null);
@@ -141,7 +148,7 @@ export async function runDeliverMany(
   try {
     reviewed = await reviewUnlessStopped(results, target.sourceId, review, op);
   } catch (thrown) {
-    return { thrown, months: results };
+    return { thrown, months };
   }
   if (!reviewed) return result({ exit_code: abortError(op.signal).exitCode, review: null });
   return result({ exit_code: reviewed.exit_code, review: reviewed });
@@ -213,21 +220,24 @@ function runEarlier(folders: MonthFolder[], index: number): SchemaBaseline | und
   );
 }
 
-/** One month as a single delivery; its failure is its result. Either way an 'ended' event says it is over. */
+/**
+ * One month as a single delivery; its failure is its result. Either way an 'ended' event says it is over.
+ * `passBegun`: its delivery began (see DeliverRun's `months`).
+ */
 async function deliverMonth(
   folder: MonthFolder,
   target: DeliveryTarget,
   choices: DeliveryChoices,
   op: Operation,
   month: MonthInRun,
-): Promise<MonthResult> {
+): Promise<{ result: MonthResult; passBegun: boolean }> {
   // --verbose's lines of several months at once interleave: each names its month.
   const log = op.log && ((line: string) => op.log!(`${folder.period} ${folder.product}: ${line}`));
   const outcome = await runDelivery(folder, target, choices, op.with({ log }), month);
   const error = 'thrown' in outcome ? failureData(toBdsError(outcome.thrown)) : null;
   const result = { ...outcome.result, dir: folder.absDir, error };
   ended(op, folder, result.error);
-  return result;
+  return { result, passBegun: !('thrown' in outcome) || outcome.passBegun };
 }
 
 /** A month is over; a listener that throws must not stop the other months half-way (they hold locks). */

@@ -126,10 +126,13 @@ export type RunMonth = Pick<DeliverySummary, 'source_id' | 'period' | 'product'>
 
 /**
  * A run of deliver as its entry gets it: the result, with the rules of the review's verdict when it waits
- * (undefined when it does not); or, for a run that failed once months had begun, the error and those months.
+ * (undefined when it does not); or, for a run that failed once months had begun, the error. Either way `months`
+ * names the months whose delivery began (each took its lock and began its pass): the months the run is one of,
+ * for the metrics file, with one folder as with several. A month stopped before its lock (another process holds
+ * it, its state folder cannot be used, or it was never started) is none of them.
  */
 export type DeliverRun<Result> =
-  { result: Result; review: ReviewRules | undefined } | { thrown: unknown; months: RunMonth[] };
+  { result: Result; review: ReviewRules | undefined; months: RunMonth[] } | { thrown: unknown; months: RunMonth[] };
 
 /** The library's deliver: the run's result, or its error thrown. */
 export async function deliverFolder(options: DeliverOptions, op: Operation): Promise<DeliverResult | DryRunResult> {
@@ -154,9 +157,10 @@ export async function runDeliver(
   const outcome = await runDelivery(folder, target, options, op);
   if ('thrown' in outcome) return { thrown: outcome.thrown, months: outcome.passBegun ? [outcome.result] : [] };
   const { result } = outcome;
-  if (!review || 'dry_run' in result) return { result, review };
+  if (!review || 'dry_run' in result) return { result, review, months: [result] };
   try {
-    return { result: { ...result, review: await reviewUnlessStopped([result], target.sourceId, review, op) }, review };
+    const reviewed = await reviewUnlessStopped([result], target.sourceId, review, op);
+    return { result: { ...result, review: reviewed }, review, months: [result] };
   } catch (thrown) {
     return { thrown, months: [result] };
   }
@@ -265,12 +269,12 @@ function lockPlanDeliver(
   return withDeferred(async (defer) => {
     // Its delivery records and lock need the state folder; a dry run writes nothing.
     if (!options.dryRun) {
-      requireHomeFor(state, runtime.homedir);
+      requireHomeFor(state, runtime);
       defer(lockMonth(folder, target, journal, runtime));
     }
     learned.passBegun = true;
     const plan = await planFolder(folder, op, { copy: true });
-    defer(() => removeCopy(plan.upload));
+    defer(() => removeCopy(plan.upload, runtime.platform));
     learned.plan = plan;
     const { schemaChanges, sameFile } = await comparePlan(plan, target, journal, op, run);
     const client = await op.client({ period: plan.period, product: plan.product });

@@ -263,8 +263,9 @@ export class Journal {
   }
 
   private unusable(error: unknown): UsageError {
-    return new UsageError(`cannot write the delivery records in ${this.dir} (${errnoCode(error) ?? 'unusable'})`, {
-      hint: 'bds keeps them under $XDG_STATE_HOME/bds (default ~/.local/state/bds): make it writable, or set XDG_STATE_HOME',
+    const code = errnoCode(error);
+    return new UsageError(`cannot write the delivery records in ${this.dir} (${code ?? 'unusable'})`, {
+      hint: DISK_FAULTS[code ?? ''] ?? STATE_FOLDER_HINT,
     });
   }
 
@@ -280,6 +281,15 @@ export class Journal {
     return path.join(this.dir, `${baseName(key)}-${key.sha256.slice(0, 16)}${mode === 'test' ? '-test' : ''}.json`);
   }
 }
+
+const STATE_FOLDER_HINT =
+  'bds keeps them under $XDG_STATE_HOME/bds (default ~/.local/state/bds): make it writable, or set XDG_STATE_HOME';
+
+/** Failures of the disk, not of permissions: making the folder writable would not help. */
+const DISK_FAULTS: Record<string, string> = {
+  EIO: 'an I/O error is a fault of the disk or its file system, not of permissions: check the disk (the system log says more), or set XDG_STATE_HOME to a folder on another disk',
+  ENOSPC: 'the disk is full: free some space, or set XDG_STATE_HOME to a folder on another disk',
+};
 
 /** Whether `a` is a better baseline than `b` for a delivery of `period` ('' when not known). */
 function nearer(a: DeliveryRecord, b: DeliveryRecord, period: string | undefined): boolean {

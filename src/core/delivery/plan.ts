@@ -59,6 +59,7 @@ export async function planFolder<Folder extends FolderCheck>(
     onRead: (read, total) => op.onEvent({ type: 'reading', ...subject, read, total }),
     copy,
     owner: op.runtime,
+    platform: op.runtime.platform,
     cache: passCache(op),
     name: folder.dataName,
   });
@@ -179,5 +180,5 @@ function canonicalJson(value: unknown): string {
 /** Where passes are remembered; none where the cache folder would make a home folder that does not exist. */
 function passCache(op: Operation): PassCache | undefined {
   const dir = cacheDir(op.runtime);
-  return homeAllows(dir, op.runtime.homedir) ? new PassCache(dir, op.runtime.platform) : undefined;
+  return homeAllows(dir, op.runtime) ? new PassCache(dir, op.runtime.platform) : undefined;
 }

@@ -1,8 +1,9 @@
-// Which months a run of deliver was about and how each ended, for the metrics file: from its result (one folder
-// or several), or, for a run that failed as a whole, the months it had begun, each ended with the run's error.
+// Which months a run of deliver was about and how each ended, for the metrics file: the months it had begun
+// (each took its lock), with one folder as with several; each as its result says it ended, or, for a run that
+// failed as a whole, ended with the run's error.
 
 import type { DeliverManyResult } from '../delivery/deliver-many.js';
-import type { DeliverResult, DeliverRun, DryRunResult } from '../delivery/deliver.js';
+import type { DeliverResult, DeliverRun, DryRunResult, RunMonth } from '../delivery/deliver.js';
 import { toBdsError } from '../errors.js';
 import type { MonthRun, ReviewVerdict } from './metrics.js';
 
@@ -10,8 +11,8 @@ import type { MonthRun, ReviewVerdict } from './metrics.js';
 type ReviewedMonth = NonNullable<DeliverResult['review']>['months'][number];
 
 /**
- * The months of a result; a dry run delivers nothing and has none. Each month's exit code is its delivery's own,
- * whatever the wait for the review after it ended in; the review is its own sample.
+ * The months of a result that began (DeliverRun's `months`); a dry run delivers nothing and has none. Each month's
+ * exit code is its delivery's own, whatever the wait for the review after it ended in; the review is its own sample.
  */
 export function monthRuns(run: DeliverRun<DeliverResult | DryRunResult | DeliverManyResult>): MonthRun[] {
   if ('thrown' in run) {
@@ -29,7 +30,7 @@ export function monthRuns(run: DeliverRun<DeliverResult | DryRunResult | Deliver
   const months = 'deliveries' in result ? result.deliveries : [{ ...result, error: null }];
   const review = 'review' in result ? result.review : undefined;
   return months.flatMap((month) =>
-    'dry_run' in month
+    'dry_run' in month || !run.months.some((begun) => sameMonth(begun, month))
       ? []
       : [
           {
@@ -44,6 +45,10 @@ export function monthRuns(run: DeliverRun<DeliverResult | DryRunResult | Deliver
           },
         ],
   );
+}
+
+function sameMonth(a: RunMonth, b: RunMonth): boolean {
+  return a.source_id === b.source_id && a.period === b.period && a.product === b.product;
 }
 
 function verdict(month: ReviewedMonth | undefined): ReviewVerdict | undefined {

@@ -48,22 +48,24 @@ export function userConfigFolder(place: Place): string {
 
 /**
  * Refuses to make `dir` where that would make the home folder too: HOME=/nonexistent is how Debian gives a
- * service user no home, and bds must not create one there.
+ * service user no home, and bds must not create one there. The variable named is the one the home folder comes
+ * from: USERPROFILE on Windows, HOME elsewhere.
  */
-export function requireHomeFor(dir: string, homedir: string): void {
+export function requireHomeFor(dir: string, { homedir, platform }: Pick<Place, 'homedir' | 'platform'>): void {
   const home = path.resolve(homedir);
   const inside = path.relative(home, path.resolve(dir));
   if (inside.startsWith('..') || path.isAbsolute(inside) || existsSync(home)) return;
+  const variable = platform === 'win32' ? 'USERPROFILE' : 'HOME';
   throw new UsageError(
-    `the home folder ${home} (HOME) does not exist, and bds does not create it: set HOME to an existing folder, ` +
+    `the home folder ${home} (${variable}) does not exist, and bds does not create it: set ${variable} to an existing folder, ` +
       'or XDG_STATE_HOME, XDG_CACHE_HOME and XDG_CONFIG_HOME to folders bds may write',
   );
 }
 
 /** Whether `dir` can be made without making a home folder that does not exist (see requireHomeFor). */
-export function homeAllows(dir: string, homedir: string): boolean {
+export function homeAllows(dir: string, place: Pick<Place, 'homedir' | 'platform'>): boolean {
   try {
-    requireHomeFor(dir, homedir);
+    requireHomeFor(dir, place);
     return true;
   } catch {
     return false;
