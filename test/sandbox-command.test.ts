@@ -136,6 +136,16 @@ describe('bds sandbox --max-upload-size', () => {
     const res = await run(['sandbox', '--port', '0', '--max-upload-size', '5GB'], { signal: ctrlC() });
     expect(res.code).toBe(2);
     expect(res.stderr).toContain('--max-upload-size 5GB is not a size');
+    const empty = await run(['sandbox', '--port', '0', '--max-upload-size', ''], { signal: ctrlC() });
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toContain('bds: --max-upload-size is empty');
+  });
+
+  it.each(['1.5M', '6T'])('takes %s, as --limit-rate does (one grammar for sizes and rates)', async (size) => {
+    const res = await run(['sandbox', '--port', '0', '--max-upload-size', size], { signal: ctrlC() });
+    // Listening, then stopped by the Ctrl-C: the size was taken.
+    expect(res.code, res.stderr).toBe(130);
+    expect(res.stdout).toContain('bds sandbox is listening on');
   });
 });
 
