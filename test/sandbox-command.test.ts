@@ -5,6 +5,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { shellWord } from '../src/cli/commands/sandbox.js';
+import { formatBytes } from '../src/cli/output/format.js';
 import { InterruptedError } from '../src/core/errors.js';
 import { count, makeFolder, newSource, ROOT, run, sandbox, sandboxEnv, spawnCli, tempDir, until } from './helpers.js';
 
@@ -128,7 +129,7 @@ describe('bds sandbox --max-upload-size', () => {
     });
     expect(delivered?.code).toBe(4);
     expect(delivered?.stderr).toContain(
-      `bds: the file is ${folder.uploaded.length} bytes, over the storage host's limit of 1024 bytes`,
+      `bds: ${folder.dataFile} is ${formatBytes(folder.uploaded.length)}, over the storage host's limit of 1.02 kB`,
     );
   });
 
