@@ -338,7 +338,7 @@ export class Delivery {
       // A file that changed under the upload fails it in many ways (a length mismatch, a stall): say the cause.
       if (!this.signal.aborted) this.assertFileUnchanged();
       if (error instanceof UploadTooLargeError)
-        throw error.of({ path: plan.dataFile, gzipped: plan.upload.form !== 'as-is' });
+        throw error.of({ path: plan.dataName, gzipped: plan.upload.form !== 'as-is' });
       throw error;
     }
     this.assertFileUnchanged();
