@@ -88,9 +88,15 @@ export function sizeRefusal(exchange: Exchange, maxBytes: number): Refusal | nul
   };
 }
 
+/** The `Content-MD5` header, if sent (twice: both values, which no MD5 matches). */
+function contentMd5Of(req: Exchange['req']): string | undefined {
+  const value = req.headers['content-md5'];
+  return Array.isArray(value) ? value.join(',') : value;
+}
+
 /** A `Content-MD5` that is no MD5 (the base64 of 16 bytes): S3 refuses it before reading the body. */
 export function digestRefusal(exchange: Exchange): Refusal | null {
-  const given = exchange.req.headers['content-md5'];
+  const given = contentMd5Of(exchange.req);
   if (given === undefined || Buffer.from(given, 'base64').length === 16) return null;
   return { status: 400, code: 'InvalidDigest', message: 'The Content-MD5 you specified is not valid.' };
 }
@@ -120,7 +126,7 @@ export async function receiveUpload(exchange: Exchange, store: SandboxStore, bat
   const expected = Number(req.headers['content-length']);
   const tempPath = store.newUploadTempPath(batchId);
   const hash = createHash('sha256');
-  const contentMd5 = req.headers['content-md5'];
+  const contentMd5 = contentMd5Of(req);
   const md5 = contentMd5 === undefined ? undefined : createHash('md5');
   let bytes = 0;
   let corrupt = fault?.corruptUpload === true;
