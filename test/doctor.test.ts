@@ -98,6 +98,21 @@ describe('bds doctor', () => {
     expect(text.stdout).toMatch(/\nThis machine can deliver(, with 1 warning)?\.\n$/);
   });
 
+  it('no source set: a warning naming where to set one, and no "This machine can deliver." alone', async () => {
+    const box = await sandbox();
+    const res = await run(['doctor', '--json'], { env: sandboxEnv(box) });
+    expect(res.code, res.stderr).toBe(0);
+    expect(check(doctorJson(res), 'source id')).toEqual({
+      name: 'source id',
+      status: 'warn',
+      message: 'none set: deliver and list need one',
+      hint: 'set --source, BDS_SOURCE_ID or sourceId in a config file (bds register-source creates one)',
+    });
+    const text = await run(['doctor'], { env: sandboxEnv(box) });
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/\nThis machine can deliver once a source id is set, with \d+ warnings?\.\n$/);
+  });
+
   it('the API down: connect fails, exit 5, and nothing is asked of it', async () => {
     const box = await sandbox();
     const baseUrl = box.baseUrl;
@@ -114,7 +129,7 @@ describe('bds doctor', () => {
     expect(result.checks.map((c) => c.name)).not.toContain('API');
     const text = await run(['doctor'], { env: { BDS_BASE_URL: baseUrl, BDS_API_KEY: box.keys.live } });
     expect(text.stdout).toMatch(/^fail {2}connect +127\.0\.0\.1:\d+: connection refused\n +hint: /m);
-    expect(text.stdout).toMatch(/\n1 check failed; the first one decides the exit code \(5\)\.\n$/);
+    expect(text.stdout).toMatch(/\n1 check failed, with 1 warning; the first one decides the exit code \(5\)\.\n$/);
     expect(`${text.stdout}${text.stderr}`).not.toContain(box.keys.live);
   });
 
