@@ -3,7 +3,7 @@
 // Against the sandbox: the API down, a key file others can read, an interrupted delivery, a lock left behind,
 // a server clock 10 minutes off, and the sandbox behind a forward proxy and a TLS front (test/fixtures/tls).
 
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
@@ -182,7 +182,7 @@ describe('bds doctor', () => {
       status: 'warn',
       message: expect.stringMatching(
         new RegExp(
-          `^unfinished: 2024-05 records of src_\\w+, step uploaded, batch ${batch} \\(http://loopback:\\d+\\)$`,
+          `^unfinished: 2024-05 records of src_\\w+, step uploaded, batch ${batch} \\(${box.baseUrl.replace(/\./g, '\\.')}\\)$`,
         ),
       ),
       hint: 'run the same bds deliver again: it resumes this delivery',
@@ -193,6 +193,16 @@ describe('bds doctor', () => {
     });
     // Nothing was touched.
     expect(existsSync(lock)).toBe(true);
+
+    // A record of before the base URL was kept: its canonical form's "loopback" is shown as a host one can type.
+    const [recordFile] = readdirSync(deliveries).filter((name) => name.endsWith('.json'));
+    const recordPath = path.join(deliveries, recordFile!);
+    const { baseUrl: _typed, ...older } = JSON.parse(readFileSync(recordPath, 'utf8')) as Record<string, unknown>;
+    expect(_typed).toBe(box.baseUrl);
+    writeFileSync(recordPath, JSON.stringify(older));
+    const again = doctorJson(await run(['doctor', '--json'], { home, env: sandboxEnv(box) }));
+    expect(check(again, 'deliveries').message).toMatch(/ \(http:\/\/localhost:\d+\)$/);
+    expect(JSON.stringify(again)).not.toContain('loopback');
   });
 
   it('a temp folder not there yet: free space of the folder it would be made in; one that cannot be made: none', async () => {

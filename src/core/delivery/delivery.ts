@@ -444,6 +444,8 @@ export class Delivery {
     this.record = {
       version: 2,
       ...this.key,
+      // URL.toString() adds a slash to a bare origin; kept as users write it.
+      baseUrl: this.options.baseUrl.replace(/\/$/, ''),
       dataFile: plan.dataFile,
       dir: plan.absDir,
       bytes: plan.upload.size,
