@@ -338,7 +338,8 @@ describe('--limit-rate', () => {
       from: 'the limitRate option',
     });
     expect(events).toContainEqual(expect.objectContaining({ type: 'step', step: 'uploading', rateCap: 50_000 }));
-    const refused = deliverMany({ dirs: [makeFolder().dir], env, cwd: home, limitRate: '1 gigabit' });
+    // A folder that passes its quick checks (its name holds its period): they come before the settings'.
+    const refused = deliverMany({ dirs: [hexFolder(1000, 5, '2024-05').dir], env, cwd: home, limitRate: '1 gigabit' });
     await expect(refused).rejects.toThrow(UsageError);
     await expect(refused).rejects.toThrow('the upload rate cap from the limitRate option is not a rate: 1 gigabit');
     await expect(deliver({ dir: makeFolder().dir, env, limitRate: true as never })).rejects.toThrow(

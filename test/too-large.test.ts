@@ -10,7 +10,7 @@ import { count, deliverTo, makeFolder, sandbox, tempDir } from './helpers.js';
 
 const HINT =
   'bds cannot send a batch in parts: check that the file holds this month alone, or ask the Batch Delivery ' +
-  'Service to raise the limit; the batch waits, and the same command then resumes it';
+  'Service to raise the limit; the batch waits, and delivering again then resumes it';
 
 describe('a file over the storage host limit', () => {
   // Small: the whole body is sent before the answer comes. Large (about 8 MB of random text, far more than the

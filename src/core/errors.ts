@@ -172,7 +172,7 @@ export class UploadTooLargeError extends ApiError {
         code: 'EntityTooLarge',
         hint:
           'bds cannot send a batch in parts: check that the file holds this month alone, or ask the Batch ' +
-          'Delivery Service to raise the limit; the batch waits, and the same command then resumes it',
+          'Delivery Service to raise the limit; the batch waits, and delivering again then resumes it',
         ...(file && { about: { code: 'upload_too_large', file: file.path, gzipped: file.gzipped, size, limit } }),
       },
     );
