@@ -23,8 +23,7 @@ function answeredQuickly(args) {
   }
   let text = `${answers.VERSION}\n`;
   if (args[0] === '--help' || args[0] === '-h') {
-    // A pipe or a file is no terminal, as fstat tells at once; tty (3 ms) only for a character device.
-    const terminal = fs.fstatSync(1).isCharacterDevice() && require('tty').isatty(1);
+    const terminal = isTerminal(1);
     const columns = terminal ? process.stdout.columns : undefined;
     if (!(columns === undefined || columns === answers.WIDTH || (answers.ANY_WIDER && columns > answers.WIDTH)))
       return false;
@@ -44,6 +43,20 @@ function answeredQuickly(args) {
     }
   }
   return true;
+}
+
+/**
+ * A pipe or a file is no terminal, as fstat tells at once; tty (3 ms) only for a character device. Where fstat
+ * fails on a good descriptor (EBADF for a console under Wine's Node 22), tty alone decides.
+ */
+function isTerminal(fd) {
+  let characterDevice = true;
+  try {
+    characterDevice = fs.fstatSync(fd).isCharacterDevice();
+  } catch {
+    // tty decides below.
+  }
+  return characterDevice && require('tty').isatty(fd);
 }
 
 exports.answeredQuickly = answeredQuickly;

@@ -3,7 +3,7 @@
 // Against the sandbox: the API down, a key file others can read, an interrupted delivery, a lock left behind,
 // a server clock 10 minutes off, and the sandbox behind a forward proxy and a TLS front (test/fixtures/tls).
 
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
@@ -98,6 +98,21 @@ describe('bds doctor', () => {
     expect(text.stdout).toMatch(/\nThis machine can deliver(, with 1 warning)?\.\n$/);
   });
 
+  it('no source set: a warning naming where to set one, and no "This machine can deliver." alone', async () => {
+    const box = await sandbox();
+    const res = await run(['doctor', '--json'], { env: sandboxEnv(box) });
+    expect(res.code, res.stderr).toBe(0);
+    expect(check(doctorJson(res), 'source id')).toEqual({
+      name: 'source id',
+      status: 'warn',
+      message: 'none set: deliver and list need one',
+      hint: 'set --source, BDS_SOURCE_ID or sourceId in a config file (bds register-source creates one)',
+    });
+    const text = await run(['doctor'], { env: sandboxEnv(box) });
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/\nThis machine can deliver once a source id is set, with \d+ warnings?\.\n$/);
+  });
+
   it('the API down: connect fails, exit 5, and nothing is asked of it', async () => {
     const box = await sandbox();
     const baseUrl = box.baseUrl;
@@ -114,7 +129,7 @@ describe('bds doctor', () => {
     expect(result.checks.map((c) => c.name)).not.toContain('API');
     const text = await run(['doctor'], { env: { BDS_BASE_URL: baseUrl, BDS_API_KEY: box.keys.live } });
     expect(text.stdout).toMatch(/^fail {2}connect +127\.0\.0\.1:\d+: connection refused\n +hint: /m);
-    expect(text.stdout).toMatch(/\n1 check failed; the first one decides the exit code \(5\)\.\n$/);
+    expect(text.stdout).toMatch(/\n1 check failed, with 1 warning; the first one decides the exit code \(5\)\.\n$/);
     expect(`${text.stdout}${text.stderr}`).not.toContain(box.keys.live);
   });
 
@@ -167,7 +182,7 @@ describe('bds doctor', () => {
       status: 'warn',
       message: expect.stringMatching(
         new RegExp(
-          `^unfinished: 2024-05 records of src_\\w+, step uploaded, batch ${batch} \\(http://loopback:\\d+\\)$`,
+          `^unfinished: 2024-05 records of src_\\w+, step uploaded, batch ${batch} \\(${box.baseUrl.replace(/\./g, '\\.')}\\)$`,
         ),
       ),
       hint: 'run the same bds deliver again: it resumes this delivery',
@@ -178,6 +193,16 @@ describe('bds doctor', () => {
     });
     // Nothing was touched.
     expect(existsSync(lock)).toBe(true);
+
+    // A record of before the base URL was kept: its canonical form's "loopback" is shown as a host one can type.
+    const [recordFile] = readdirSync(deliveries).filter((name) => name.endsWith('.json'));
+    const recordPath = path.join(deliveries, recordFile!);
+    const { baseUrl: _typed, ...older } = JSON.parse(readFileSync(recordPath, 'utf8')) as Record<string, unknown>;
+    expect(_typed).toBe(box.baseUrl);
+    writeFileSync(recordPath, JSON.stringify(older));
+    const again = doctorJson(await run(['doctor', '--json'], { home, env: sandboxEnv(box) }));
+    expect(check(again, 'deliveries').message).toMatch(/ \(http:\/\/localhost:\d+\)$/);
+    expect(JSON.stringify(again)).not.toContain('loopback');
   });
 
   it('a temp folder not there yet: free space of the folder it would be made in; one that cannot be made: none', async () => {

@@ -63,7 +63,21 @@ describe('options before the command', () => {
       'hint: options follow the command: bds list --source src_1 -q --base-url https://api.example.com\n',
     );
     const noCommand = await run(['--verbose']);
-    expect(noCommand.stderr).toContain('hint: options follow the command: bds <command> --verbose; see bds --help\n');
+    expect(noCommand.stderr).toContain(
+      'hint: options follow the command: bds <command> --verbose; the version is bds --version (-V); see bds --help\n',
+    );
+  });
+
+  it('`bds -v`: -v is --verbose, as the help says; the hint names the version option', async () => {
+    const help = await run(['--help']);
+    expect(help.stdout).toMatch(/^ {2}-V, --version +print the version \(--verbose: Node\.js, install\)$/m);
+    expect(help.stdout).not.toMatch(/-v adds/);
+    const res = await run(['-v']);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toBe(
+      "bds: unknown option '-v'\n" +
+        'hint: options follow the command: bds <command> -v; the version is bds --version (-V); see bds --help\n',
+    );
   });
 
   it('an option no command has keeps the general hint', async () => {

@@ -7,11 +7,12 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { describe, expect, it } from 'vitest';
-import { progressLine } from '../src/cli/output/progress.js';
+import { progressBar, progressLine } from '../src/cli/output/progress.js';
 import { RateLimiter, throttled } from '../src/core/delivery/rate-limit.js';
 import { InterruptedError } from '../src/core/errors.js';
 import { sleep } from '../src/core/runtime.js';
-import { parseRate } from '../src/core/settings/rate.js';
+import { parseRate, uploadRate } from '../src/core/settings/rate.js';
+import { parseSize } from '../src/core/settings/size.js';
 import { deliver, deliverMany, UsageError, type DeliveryEvent } from '../src/index.js';
 import { RECEIVED_SLOT_MS, type Sandbox } from '../src/sandbox/emulator.js';
 import {
@@ -103,9 +104,52 @@ describe('--limit-rate', () => {
     expect(parseRate('1.5k')).toBe(1536);
     expect(parseRate('123456')).toBe(123_456);
     expect(parseRate('0')).toBe(0);
-    for (const bad of ['', 'fast', '-1K', '10MB', '10 M', '0.5', '1e6', 'K', '10T', '9'.repeat(20)]) {
+    for (const bad of ['', 'fast', '-1K', '10MB', '10 M', '1e6', 'K', '9'.repeat(20)]) {
       expect(parseRate(bad), bad).toBeUndefined();
     }
+  });
+
+  it("reads rates and the sandbox's --max-upload-size in one grammar: fractions (bytes rounded) and T in both", () => {
+    for (const [text, bytes] of [
+      ['1.5M', 1_572_864],
+      ['1T', 1024 ** 4],
+      ['6t', 6 * 1024 ** 4],
+      ['0.3K', 307],
+      ['2.5', 3],
+    ] as const) {
+      expect(parseSize(text), text).toBe(bytes);
+      expect(parseRate(text), text).toBe(bytes);
+    }
+  });
+
+  it.each([
+    ['1.5', '1.5K or 1.5M'],
+    ['0.5', '0.5K or 0.5M'],
+    ['500', '500K or 500M'],
+  ])('a cap under 1K (%s) is a usage error that asks whether a unit is missing', (written, meant) => {
+    const refusal = () => uploadRate({ limitRate: { value: written, from: '--limit-rate' } });
+    expect(refusal).toThrow(UsageError);
+    expect(refusal).toThrow(`the upload rate cap from --limit-rate, ${written}, is under 1K (1024 bytes/s)`);
+    try {
+      refusal();
+    } catch (error) {
+      expect((error as UsageError).hint).toBe(`rates are bytes per second: did you mean ${meant}? 0 for no cap`);
+    }
+  });
+
+  it('1K is the lowest cap; 0 (with a unit or not) lifts one', () => {
+    const rate = (value: string) => uploadRate({ limitRate: { value, from: '--limit-rate' } });
+    expect(() => rate('0.5K')).toThrow('is under 1K');
+    expect(rate('1K')?.bytesPerSecond).toBe(1024);
+    for (const none of ['0', '0K', '0.0M']) expect(rate(none)?.bytesPerSecond, none).toBeNull();
+  });
+
+  it("the first second's rate is never shown above the cap (its burst goes ahead of it)", () => {
+    // 0.1 s of the cap and a piece already handed over after 60 ms: 2.6 MB/s by the clock, 1.05 MB/s capped.
+    const sample = { sent: 157_286, total: 10_000_000, elapsedMs: 60, rateCap: 1_048_576 };
+    expect(progressLine(sample, 'uploaded')).toBe('uploaded 157.3 kB of 10.0 MB (1%), 1.05 MB/s (capped at 1.05 MB/s)');
+    expect(progressBar(sample, 'uploaded')).toContain(' 1.05 MB/s ');
+    expect(progressLine({ ...sample, rateCap: null }, 'uploaded')).toContain(', 2.62 MB/s');
   });
 
   it('the token bucket, on a clock only its waits move: any 5 s window within the cap and its burst', async () => {
@@ -188,13 +232,34 @@ describe('--limit-rate', () => {
       'bds: the upload rate cap from --limit-rate is not a rate: 10X',
     ],
     ['BDS_LIMIT_RATE', { env: { BDS_LIMIT_RATE: 'fast' } }, 'from BDS_LIMIT_RATE is not a rate: fast'],
+    ['an empty --limit-rate', { args: ['--limit-rate', ''] }, 'bds: the upload rate cap from --limit-rate is empty'],
+    [
+      'an empty BDS_LIMIT_RATE',
+      { env: { BDS_LIMIT_RATE: ' ' } },
+      'bds: the upload rate cap from BDS_LIMIT_RATE is empty',
+    ],
   ])('an invalid rate from %s is a usage error (exit 2), before anything is created', async (_from, given, message) => {
     const box = await sandbox();
-    const res = await deliverTo(box, makeFolder(), given);
+    // A cap lower down (the config file's) never stands in for one written wrong above it.
+    const home = tempDir();
+    writeFileSync(path.join(home, '.bdsrc.json'), JSON.stringify({ limitRate: '10M' }));
+    const res = await deliverTo(box, makeFolder(), { ...given, home });
     expect(res.code).toBe(2);
     expect(res.stderr).toContain(message);
     expect(res.stderr).toContain('give bytes per second as curl does: 500K, 10M, 1G (K = 1024 bytes)');
     expect(count(box, 'create')).toBe(0);
+  });
+
+  it("a config file's limitRate that is neither a string nor a number says what it may be", async () => {
+    const box = await sandbox();
+    const home = tempDir();
+    const config = path.join(home, '.bdsrc.json');
+    writeFileSync(config, JSON.stringify({ limitRate: true }));
+    const res = await deliverTo(box, makeFolder(), { home });
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain(
+      `bds: in the config file ${config}: limitRate must be bytes per second: a number, or a string such as "10M"`,
+    );
   });
 
   it('comes from BDS_LIMIT_RATE, or a profile of the config file; the flag wins, and 0 lifts a cap', async () => {
@@ -273,7 +338,8 @@ describe('--limit-rate', () => {
       from: 'the limitRate option',
     });
     expect(events).toContainEqual(expect.objectContaining({ type: 'step', step: 'uploading', rateCap: 50_000 }));
-    const refused = deliverMany({ dirs: [makeFolder().dir], env, cwd: home, limitRate: '1 gigabit' });
+    // A folder that passes its quick checks (its name holds its period): they come before the settings'.
+    const refused = deliverMany({ dirs: [hexFolder(1000, 5, '2024-05').dir], env, cwd: home, limitRate: '1 gigabit' });
     await expect(refused).rejects.toThrow(UsageError);
     await expect(refused).rejects.toThrow('the upload rate cap from the limitRate option is not a rate: 1 gigabit');
     await expect(deliver({ dir: makeFolder().dir, env, limitRate: true as never })).rejects.toThrow(

@@ -90,6 +90,18 @@ describe('period', () => {
     expectUsageError(box, res, message);
   });
 
+  it("says a --period that is no month is none, before comparing it with the folder's name", async () => {
+    const box = await sandbox();
+    const dir = path.join(tempDir(), 'records-2024-05');
+    renameSync(makeFolder().dir, dir);
+    const res = await run(['deliver', dir, '--period', '2024-13', '--source', newSource(box)], {
+      env: sandboxEnv(box),
+      now: () => NOW,
+    });
+    expectUsageError(box, res, /^bds: --period 2024-13: month 13 is not between 01 and 12$/m);
+    expect(res.stderr).not.toContain('contradicts');
+  });
+
   it("refuses year 0000 in the folder's name too, in deliver and in check", async () => {
     const box = await sandbox();
     const dir = path.join(tempDir(), 'records-0000-05');
@@ -374,6 +386,22 @@ describe('source id', () => {
     });
     expectUsageError(box, res, 'no source id');
     expect(res.stderr).toMatch(/hint: .*--source.*BDS_SOURCE_ID.*sourceId/);
+  });
+
+  it('is asked for after the folder: a folder that is not there is said first', async () => {
+    const box = await sandbox();
+    const cwd = tempDir();
+    const one = await run(['deliver', './nope'], { cwd, env: sandboxEnv(box), now: () => NOW });
+    expectUsageError(box, one, `bds: no such folder: ${path.join(cwd, 'nope')}`);
+    const two = await run(['deliver', './nope-2024-04', './nope-2024-05'], {
+      cwd,
+      env: sandboxEnv(box),
+      now: () => NOW,
+    });
+    expect(two.code).toBe(2);
+    expect(two.stderr).toContain(`./nope-2024-05: no such folder: ${path.join(cwd, 'nope-2024-05')}`);
+    for (const res of [one, two]) expect(res.stderr).not.toContain('no source id');
+    expect(box.requests).toHaveLength(0);
   });
 
   it('that the API does not know exits 4 with its message', async () => {

@@ -5,6 +5,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { shellWord } from '../src/cli/commands/sandbox.js';
+import { formatBytes } from '../src/cli/output/format.js';
 import { InterruptedError } from '../src/core/errors.js';
 import { count, makeFolder, newSource, ROOT, run, sandbox, sandboxEnv, spawnCli, tempDir, until } from './helpers.js';
 
@@ -128,7 +129,7 @@ describe('bds sandbox --max-upload-size', () => {
     });
     expect(delivered?.code).toBe(4);
     expect(delivered?.stderr).toContain(
-      `bds: the file is ${folder.uploaded.length} bytes, over the storage host's limit of 1024 bytes`,
+      `bds: ${folder.dataFile} is ${formatBytes(folder.uploaded.length)}, over the storage host's limit of 1.02 kB`,
     );
   });
 
@@ -136,6 +137,16 @@ describe('bds sandbox --max-upload-size', () => {
     const res = await run(['sandbox', '--port', '0', '--max-upload-size', '5GB'], { signal: ctrlC() });
     expect(res.code).toBe(2);
     expect(res.stderr).toContain('--max-upload-size 5GB is not a size');
+    const empty = await run(['sandbox', '--port', '0', '--max-upload-size', ''], { signal: ctrlC() });
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toContain('bds: --max-upload-size is empty');
+  });
+
+  it.each(['1.5M', '6T'])('takes %s, as --limit-rate does (one grammar for sizes and rates)', async (size) => {
+    const res = await run(['sandbox', '--port', '0', '--max-upload-size', size], { signal: ctrlC() });
+    // Listening, then stopped by the Ctrl-C: the size was taken.
+    expect(res.code, res.stderr).toBe(130);
+    expect(res.stdout).toContain('bds sandbox is listening on');
   });
 });
 

@@ -328,10 +328,44 @@ describe('storage host', () => {
     expect(sandbox.store.uploadPath(id)).toBeNull();
   });
 
-  it('answers 404 and 405 off the upload route', async () => {
+  it('answers 404 off the object paths', async () => {
     const sandbox = await sandboxWith();
     expect((await fetch(`${sandbox.storageUrl}/elsewhere`)).status).toBe(404);
-    expect((await fetch(`${sandbox.storageUrl}/objects/bat_x`)).status).toBe(405);
+  });
+
+  it('refuses another method on a signed PUT URL as S3 does: 403 SignatureDoesNotMatch (the method is signed)', async () => {
+    const sandbox = await sandboxWith();
+    const { id, upload } = await newBatch(sandbox);
+    for (const method of ['GET', 'POST', 'DELETE']) {
+      const answer = await fetch(upload.url, {
+        method,
+        headers: upload.headers,
+        ...(method === 'POST' ? { body: FILE } : {}),
+      });
+      expect(answer.status, method).toBe(403);
+      expect(await answer.text(), method).toContain('<Code>SignatureDoesNotMatch</Code>');
+    }
+    expect((await fetch(`${sandbox.storageUrl}/objects/bat_x`)).status).toBe(403);
+    expect(sandbox.store.uploadPath(id)).toBeNull();
+  });
+
+  it('refuses a wrong Content-MD5 with 400 BadDigest and one that is no MD5 with 400 InvalidDigest, storing nothing', async () => {
+    const sandbox = await sandboxWith();
+    const { id, upload } = await newBatch(sandbox);
+    const md5 = (bytes: Buffer) => createHash('md5').update(bytes).digest('base64');
+    const wrong = await put(upload.url, FILE, { ...upload.headers, 'Content-MD5': md5(Buffer.from('other')) });
+    expect(wrong.status).toBe(400);
+    const text = await wrong.text();
+    expect(text).toContain('<Code>BadDigest</Code>');
+    expect(text).toContain(`<CalculatedDigest>${md5(FILE)}</CalculatedDigest>`);
+    expect(sandbox.store.uploadPath(id)).toBeNull();
+    const invalid = await put(upload.url, FILE, { ...upload.headers, 'Content-MD5': 'not-an-md5' });
+    expect(invalid.status).toBe(400);
+    expect(await invalid.text()).toContain('<Code>InvalidDigest</Code>');
+    expect(sandbox.store.uploadPath(id)).toBeNull();
+    // The right one is taken.
+    expect((await put(upload.url, FILE, { ...upload.headers, 'Content-MD5': md5(FILE) })).status).toBe(200);
+    expect(sandbox.store.uploadPath(id)).not.toBeNull();
   });
 });
 

@@ -82,6 +82,31 @@ describe('bin/bds.js', () => {
     expect(other.stderr).toMatch(/Cannot find module|ERR_MODULE_NOT_FOUND/);
   });
 
+  it.skipIf(process.env.BDS_TEST_BIN)(
+    'answers --help where fstat of stdout fails (EBADF, as under Wine), instead of crashing',
+    async () => {
+      const preload = path.join(tempDir(), 'fstat-fails.cjs');
+      writeFileSync(
+        preload,
+        `const fs = require('fs');
+const fstatSync = fs.fstatSync;
+fs.fstatSync = (fd, ...rest) => {
+  if (fd === 1) throw Object.assign(new Error('EBADF: bad file descriptor, fstat'), { code: 'EBADF', syscall: 'fstat' });
+  return fstatSync(fd, ...rest);
+};
+`,
+      );
+      const program = await run(['--help']);
+      const res = await collectOutput(
+        spawn(process.execPath, ['--require', preload, BIN, '--help'], {
+          env: { PATH: process.env.PATH ?? '', HOME: tempDir() },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        }),
+      );
+      expect(res).toMatchObject({ code: 0, stdout: program.stdout, stderr: '' });
+    },
+  );
+
   // Node 22 and later; not the standalone binary, whose program is no file the cache could know.
   it.skipIf(!('enableCompileCache' in nodeModule) || process.env.BDS_TEST_BIN)(
     "keeps Node's compile cache under $XDG_CACHE_HOME/bds, or where NODE_COMPILE_CACHE says",

@@ -3,9 +3,14 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { formatBytes } from '../src/cli/output/format.js';
 import { ApiError, deliver, UploadTooLargeError } from '../src/index.js';
 import { startSandbox } from '../src/sandbox/index.js';
 import { count, deliverTo, makeFolder, sandbox, tempDir } from './helpers.js';
+
+const HINT =
+  'bds cannot send a batch in parts: check that the file holds this month alone, or ask the Batch Delivery ' +
+  'Service to raise the limit; the batch waits, and delivering again then resumes it';
 
 describe('a file over the storage host limit', () => {
   // Small: the whole body is sent before the answer comes. Large (about 8 MB of random text, far more than the
@@ -27,10 +32,12 @@ describe('a file over the storage host limit', () => {
       const res = await deliverTo(box, folder);
       expect(res.code).toBe(4);
       const errors = res.stderr.split('\n').filter((line) => line.startsWith('bds: '));
+      // The data file named, sizes as people read them (as everywhere else), and what the seller can do.
       expect(errors).toEqual([
-        `bds: the file is ${folder.uploaded.length} bytes, over the storage host's limit of ${limit} bytes ` +
-          'for one upload (400): the service must accept the file in parts before it can be delivered',
+        `bds: ${folder.dataFile} is ${formatBytes(folder.uploaded.length)}, over the storage host's limit of ` +
+          `${formatBytes(limit)} for one upload`,
       ]);
+      expect(res.stderr).toContain(`hint: ${HINT}`);
       expect(count(box, 'upload')).toBe(1);
       expect(count(box, 'create')).toBe(1);
       expect(count(box, 'complete')).toBe(0);
@@ -45,9 +52,9 @@ describe('a file over the storage host limit', () => {
     const res = await deliverTo(box, folder);
     expect(res.code).toBe(4);
     expect(res.stderr.split('\n').filter((line) => line.startsWith('bds: '))).toEqual([
-      `bds: the file is ${folder.uploaded.length} bytes, over the storage host's limit for one upload (413): ` +
-        'the service must accept the file in parts before it can be delivered',
+      `bds: ${folder.dataFile} is ${formatBytes(folder.uploaded.length)}, over the storage host's limit for one upload`,
     ]);
+    expect(res.stderr).toContain(`hint: ${HINT}`);
     expect(count(box, 'upload')).toBe(1);
     expect(box.store.batches().map((batch) => batch.status)).toEqual(['awaiting_upload']);
   });
@@ -75,6 +82,19 @@ describe('a file over the storage host limit', () => {
     ]);
   });
 
+  it('says a plain .jsonl was gzipped to be sent', async () => {
+    const folder = makeFolder({ records: 50, plain: true });
+    const box = await sandbox({ maxUploadBytes: 100 });
+    const res = await deliverTo(box, folder);
+    expect(res.code).toBe(4);
+    expect(res.stderr).toMatch(
+      new RegExp(
+        `^bds: ${folder.dataFile.replace(/[.\\/]/g, '\\$&')}, gzipped, is [\\d.]+ k?B, over the storage host's limit of 100 B for one upload$`,
+        'm',
+      ),
+    );
+  });
+
   it("rejects the library's deliver with an UploadTooLargeError carrying size and limit", async () => {
     const box = await startSandbox({ maxUploadSize: 100 });
     try {
@@ -92,6 +112,11 @@ describe('a file over the storage host limit', () => {
         request: { status: 400 },
       });
       expect((refused as UploadTooLargeError).request?.requestId).toMatch(/^[0-9A-F]{16}$/);
+      // The library's words: the file and its sizes in bytes.
+      expect((refused as Error).message).toBe(
+        `${folder.dataFile} is ${folder.uploaded.length} bytes, over the storage host's limit of 100 bytes for one ` +
+          'upload (400): the service must accept the file in parts before it can be delivered',
+      );
     } finally {
       await box.close();
     }

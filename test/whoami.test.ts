@@ -24,6 +24,19 @@ describe('bds whoami', () => {
     expect(res.stdout).toContain(`Base URL:      ${box.baseUrl}\n`);
   });
 
+  it.each(['/api/v1', '/api/v1/'])(
+    'a base URL ending in %s: the 404 says to leave it out, as login says',
+    async (suffix) => {
+      const box = await sandbox();
+      const res = await run(['whoami'], {
+        env: { BDS_BASE_URL: `${box.baseUrl}${suffix}`, BDS_API_KEY: box.keys.live },
+      });
+      expect(res.code).toBe(4);
+      expect(res.stderr).toContain(`GET ${box.baseUrl}/api/v1/api/v1/me → 404`);
+      expect(res.stderr).toContain(`hint: leave /api/v1 out of the base URL, which bds adds itself: ${box.baseUrl}\n`);
+    },
+  );
+
   it('tells that a test key never makes billable batches', async () => {
     const box = await sandbox();
     const res = await run(['whoami'], { env: { BDS_BASE_URL: box.baseUrl, BDS_API_KEY: box.keys.test } });

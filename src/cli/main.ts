@@ -156,7 +156,9 @@ function usageHint(message: string, program: Command, argv: readonly string[]): 
   const at = argv.findIndex((arg) => program.commands.some((command) => command.name() === arg));
   const before = argv.slice(0, Math.max(at, 0));
   if (at < 0 || !before.some((arg) => arg === option || arg.startsWith(`${option}=`))) {
-    return `options follow the command: bds <command> ${option}; see bds --help`;
+    // `bds -v` as `node -v`: -v is every command's --verbose (the contract); the version has its own options.
+    const version = option === '-v' || option === '--verbose' ? '; the version is bds --version (-V)' : '';
+    return `options follow the command: bds <command> ${option}${version}; see bds --help`;
   }
   return `options follow the command: bds ${[...argv.slice(at), ...before].join(' ')}`;
 }
@@ -177,7 +179,7 @@ type Runner = (
 export function buildProgram(runtime: CliRuntime, runner: Runner, argv: readonly string[] = []): Command {
   const program = new Command('bds')
     .description('Deliver scrubbed datasets to the Batch Delivery Service.')
-    .version(packageVersion(), '-V, --version', 'print the version (-v adds Node.js and install)')
+    .version(packageVersion(), '-V, --version', 'print the version (--verbose: Node.js, install)')
     .helpOption('-h, --help', 'show help')
     .addHelpText('after', HELP_FOOTER)
     .showSuggestionAfterError()

@@ -62,6 +62,8 @@ export type ErrorAbout =
   | { code: 'delivered_elsewhere'; alone: string | undefined }
   /** The data file is another month's: `dir` names this folder, for `period`; `several`: one of several. */
   | { code: 'same_file'; dir: string; period: string; several: boolean }
+  /** The data file is larger than the storage host takes in one upload (sizes in bytes; `gzipped`: bds gzipped it). */
+  | { code: 'upload_too_large'; file: string; gzipped: boolean; size: number; limit: number | undefined }
   | { code: 'no_api_key' }
   | { code: 'no_source'; setting: string }
   | { code: 'internal' }
@@ -147,7 +149,8 @@ export class ApiError extends BdsError {
 
 /**
  * The storage host refused the file as larger than one upload may carry (S3's 400 EntityTooLarge, or 413):
- * no retry can help; the service must take the file in parts.
+ * no retry can help; the service must take the file in parts. The HTTP layer knows the size alone; the delivery
+ * adds which data file it is (`file`; `gzipped` when bds gzipped a plain .jsonl to send it).
  */
 export class UploadTooLargeError extends ApiError {
   /** The file's size in bytes. */
@@ -155,16 +158,33 @@ export class UploadTooLargeError extends ApiError {
   /** The host's limit in bytes, when its answer said it. */
   readonly limit: number | undefined;
 
-  constructor(size: number, limit: number | undefined, request: RequestInfo) {
+  constructor(
+    size: number,
+    limit: number | undefined,
+    request: RequestInfo,
+    file?: { path: string; gzipped: boolean },
+  ) {
+    const what = file ? `${file.path}${file.gzipped ? ', gzipped,' : ''} is` : 'the file is';
     const over = limit === undefined ? "the storage host's limit" : `the storage host's limit of ${limit} bytes`;
     super(
-      `the file is ${size} bytes, over ${over} for one upload (${request.status}): ` +
+      `${what} ${size} bytes, over ${over} for one upload (${request.status}): ` +
         'the service must accept the file in parts before it can be delivered',
       request,
-      { code: 'EntityTooLarge' },
+      {
+        code: 'EntityTooLarge',
+        hint:
+          'bds cannot send a batch in parts: check that the file holds this month alone, or ask the Batch ' +
+          'Delivery Service to raise the limit; the batch waits, and delivering again then resumes it',
+        ...(file && { about: { code: 'upload_too_large', file: file.path, gzipped: file.gzipped, size, limit } }),
+      },
     );
     this.size = size;
     this.limit = limit;
+  }
+
+  /** The same refusal, naming the data file it is about. */
+  of(file: { path: string; gzipped: boolean }): UploadTooLargeError {
+    return new UploadTooLargeError(this.size, this.limit, this.request!, file);
   }
 }
 

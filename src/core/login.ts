@@ -2,9 +2,9 @@
 // the user's config file, and removed from it again. The key itself comes from the caller (the CLI's prompt
 // or standard input); it is never an argument and never shown.
 
-import { API_PREFIX, type MeResponse } from './api/types.js';
+import type { MeResponse } from './api/types.js';
 import { isObject } from './guards.js';
-import { ApiError, AuthError, UsageError } from './errors.js';
+import { AuthError, UsageError } from './errors.js';
 import type { Operation } from './operation.js';
 import { loadConfigFile } from './settings/config-file.js';
 import { requireHomeFor } from './settings/dirs.js';
@@ -119,13 +119,6 @@ export async function login(op: Operation, options: LoginOptions): Promise<Login
         hint: `the API refused this key: copy it again from the portal, and check that it is for ${baseUrl.origin}`,
         cause: error,
         request: error.request,
-      });
-    }
-    // bds puts /api/v1 before each path itself: a base URL that ends with it asks for /api/v1/api/v1/me.
-    if (error instanceof ApiError && error.status === 404 && baseUrl.pathname.endsWith(API_PREFIX)) {
-      throw new ApiError(error.message, error.request, {
-        code: error.code,
-        hint: `leave ${API_PREFIX} out of the base URL, which bds adds itself: ${baseUrl.origin}${baseUrl.pathname.slice(0, -API_PREFIX.length)}`,
       });
     }
     throw error;

@@ -24,6 +24,7 @@ import {
   framingRefusal,
   headerRefusal,
   answerUpload,
+  digestRefusal,
   sizeRefusal,
   uploadHeaders,
   type Refusal,
@@ -314,12 +315,16 @@ function jsonRefusal(refusal: Refusal): Reply {
 async function uploadToApi(context: ApiContext, exchange: Exchange, batchId: string): Promise<Reply | null> {
   if (!context.store.batch(batchId)) return errorReply(404, 'batch_not_found', `batch ${batchId} does not exist`);
   const refusal =
-    framingRefusal(exchange) ?? headerRefusal(exchange, batchId) ?? sizeRefusal(exchange, context.maxUploadBytes);
+    framingRefusal(exchange) ??
+    headerRefusal(exchange, batchId) ??
+    digestRefusal(exchange) ??
+    sizeRefusal(exchange, context.maxUploadBytes);
   if (refusal) return jsonRefusal(refusal);
   return answerUpload(exchange, context.store, batchId, {
     notAwaiting: (status) => errorReply(409, 'already_completed', `batch ${batchId} is already ${status}`),
     incomplete: (bytes, expected) =>
       errorReply(400, 'incomplete_body', `received ${bytes} bytes, Content-Length said ${expected}`),
+    refused: jsonRefusal,
     stored: ({ bytes, sha256 }) =>
       jsonReply(200, { batch: { id: batchId, status: 'awaiting_upload' }, bytes, sha256 }, { etag: `"${sha256}"` }),
   });

@@ -9,6 +9,7 @@ import {
   framingRefusal,
   headerRefusal,
   answerUpload,
+  digestRefusal,
   sizeRefusal,
   uploadHeaders,
   type Refusal,
@@ -73,26 +74,19 @@ export function createStorageServer(context: StorageContext): http.Server {
     void serveRoute(context, 'storage', isUpload ? 'upload' : 'unknown', req, res, async (exchange) => {
       const { requestId } = exchange;
       if (batchId === undefined) return xmlError(404, 'NoSuchKey', 'The specified key does not exist.', requestId);
-      if (!isUpload) {
-        const reply = xmlError(
-          405,
-          'MethodNotAllowed',
-          `${req.method} is not allowed on an object; use PUT.`,
-          requestId,
-        );
-        reply.headers.allow = 'PUT';
-        return reply;
-      }
-      const framing = framingRefusal(exchange);
-      if (framing) return xmlRefusal(framing, requestId);
-      if (!signatureMatches(context.store.signingSecret, url, batchId)) {
-        return xmlError(
+      const signatureRefusal = () =>
+        xmlError(
           403,
           'SignatureDoesNotMatch',
           'The request signature we calculated does not match the signature you provided.',
           requestId,
         );
-      }
+      // The method is signed, and a URL is signed for PUT alone: another method is a signature that does not
+      // match, as S3 answers, whatever its framing.
+      if (!isUpload) return signatureRefusal();
+      const framing = framingRefusal(exchange);
+      if (framing) return xmlRefusal(framing, requestId);
+      if (!signatureMatches(context.store.signingSecret, url, batchId)) return signatureRefusal();
       const expires = Number(url.searchParams.get('expires'));
       if (expires < context.now() / 1000) {
         const details = {
@@ -101,7 +95,8 @@ export function createStorageServer(context: StorageContext): http.Server {
         };
         return xmlRefusal({ status: 403, code: 'AccessDenied', message: 'Request has expired', details }, requestId);
       }
-      const refusal = headerRefusal(exchange, batchId) ?? sizeRefusal(exchange, context.maxUploadBytes);
+      const refusal =
+        headerRefusal(exchange, batchId) ?? digestRefusal(exchange) ?? sizeRefusal(exchange, context.maxUploadBytes);
       if (refusal) return xmlRefusal(refusal, requestId);
       if (!context.store.batch(batchId))
         return xmlError(404, 'NoSuchUpload', `batch ${batchId} does not exist`, requestId);
@@ -110,6 +105,7 @@ export function createStorageServer(context: StorageContext): http.Server {
           xmlError(409, 'InvalidObjectState', `batch ${batchId} is already ${status}`, requestId),
         incomplete: (bytes, expected) =>
           xmlError(400, 'IncompleteBody', `received ${bytes} bytes, Content-Length said ${expected}`, requestId),
+        refused: (refusal) => xmlRefusal(refusal, requestId),
         stored: ({ sha256 }) => ({ status: 200, headers: { etag: `"${sha256}"` }, body: Buffer.alloc(0) }),
       });
     });

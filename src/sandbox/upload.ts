@@ -88,9 +88,34 @@ export function sizeRefusal(exchange: Exchange, maxBytes: number): Refusal | nul
   };
 }
 
+/** The `Content-MD5` header, if sent (twice: both values, which no MD5 matches). */
+function contentMd5Of(req: Exchange['req']): string | undefined {
+  const value = req.headers['content-md5'];
+  return Array.isArray(value) ? value.join(',') : value;
+}
+
+/** A `Content-MD5` that is no MD5 (the base64 of 16 bytes): S3 refuses it before reading the body. */
+export function digestRefusal(exchange: Exchange): Refusal | null {
+  const given = contentMd5Of(exchange.req);
+  if (given === undefined || Buffer.from(given, 'base64').length === 16) return null;
+  return { status: 400, code: 'InvalidDigest', message: 'The Content-MD5 you specified is not valid.' };
+}
+
+/** A body whose MD5 is not the `Content-MD5` it came with: S3's 400 BadDigest, nothing stored. */
+function badDigest(expected: string, calculated: string): Refusal {
+  return {
+    status: 400,
+    code: 'BadDigest',
+    message: 'The Content-MD5 you specified did not match what was received.',
+    details: { ExpectedDigest: expected, CalculatedDigest: calculated },
+  };
+}
+
 export type UploadOutcome =
   | { kind: 'stored'; bytes: number; sha256: string }
   | { kind: 'incomplete'; bytes: number; expected: number }
+  /** Received whole, and refused all the same (a wrong Content-MD5). */
+  | { kind: 'refused'; refusal: Refusal }
   | { kind: 'not_awaiting' }
   /** The connection went away (the client's doing, or a reset fault): there is nobody to answer. */
   | { kind: 'gone' };
@@ -101,6 +126,8 @@ export async function receiveUpload(exchange: Exchange, store: SandboxStore, bat
   const expected = Number(req.headers['content-length']);
   const tempPath = store.newUploadTempPath(batchId);
   const hash = createHash('sha256');
+  const contentMd5 = contentMd5Of(req);
+  const md5 = contentMd5 === undefined ? undefined : createHash('md5');
   let bytes = 0;
   let corrupt = fault?.corruptUpload === true;
   const resetAfter = fault?.resetAfterBytes;
@@ -117,6 +144,7 @@ export async function receiveUpload(exchange: Exchange, store: SandboxStore, bat
         corrupt = false;
       }
       hash.update(chunk);
+      md5?.update(chunk);
       yield chunk;
     }
     if (resetAfter !== undefined) throw new ResetFault(); // the body was shorter than the reset point
@@ -138,6 +166,11 @@ export async function receiveUpload(exchange: Exchange, store: SandboxStore, bat
   if (bytes !== expected) {
     fs.rmSync(tempPath, { force: true });
     return { kind: 'incomplete', bytes, expected };
+  }
+  const calculated = md5?.digest('base64');
+  if (contentMd5 !== undefined && calculated !== contentMd5) {
+    fs.rmSync(tempPath, { force: true });
+    return { kind: 'refused', refusal: badDigest(contentMd5, calculated!) };
   }
   const sha256 = hash.digest('hex');
   if (!store.recordUpload(batchId, tempPath, { bytes, sha256 }, lowerCaseHeaders(req))) {
@@ -163,6 +196,7 @@ class ResetFault extends Error {
 export interface UploadAnswers {
   notAwaiting(status: BatchStatus | undefined): Reply;
   incomplete(bytes: number, expected: number): Reply;
+  refused(refusal: Refusal): Reply;
   stored(upload: UploadRecord): Reply;
 }
 
@@ -181,6 +215,8 @@ export async function answerUpload(
       return null;
     case 'incomplete':
       return answers.incomplete(outcome.bytes, outcome.expected);
+    case 'refused':
+      return answers.refused(outcome.refusal);
     case 'not_awaiting':
       return notAwaiting();
     case 'stored':

@@ -1,7 +1,7 @@
 // bds doctor: one line per check (ok, warn, fail), a hint under each warn and fail, and the exit code of the
 // first failure's kind. For a person, and with --json for a support ticket.
 
-import type { CheckStatus, DoctorResult } from '../../core/diagnostics/doctor.js';
+import type { CheckStatus, DoctorCheck, DoctorResult } from '../../core/diagnostics/doctor.js';
 import { defineCommand } from '../command.js';
 import type { CommonOptions } from '../command.js';
 import { checkWords } from '../output/error-words.js';
@@ -23,7 +23,7 @@ export default defineCommand<CommonOptions, DoctorResult>({
         `${label(io, status)}  ${name.padEnd(width)}  ${message}`,
         ...(hint ? [`${' '.repeat(6 + width)}  ${io.out.dim(`hint: ${hint}`)}`] : []),
       ]);
-      return [...lines, '', summary(result)].join('\n');
+      return [...lines, '', summary(result, data.checks)].join('\n');
     });
     return result.exit_code;
   },
@@ -34,11 +34,14 @@ function label(io: IO, status: CheckStatus): string {
   return status === 'ok' ? io.out.green(text) : status === 'warn' ? io.out.yellow(text) : io.out.red(text);
 }
 
-function summary(result: DoctorResult): string {
+/** The last line; `checks` as the core found them (with what each is about). */
+function summary(result: DoctorResult, checks: DoctorCheck[]): string {
   const count = (status: CheckStatus): number => result.checks.filter((check) => check.status === status).length;
   const warnings = count('warn');
   const also = warnings ? `, with ${counted(warnings, 'warning')}` : '';
-  if (result.ok) return `This machine can deliver${also}.`;
+  // The next deliver would fail for want of a source: "can deliver" alone would be a promise it breaks.
+  const noSource = checks.some((check) => check.about?.code === 'no_source');
+  if (result.ok) return `This machine can deliver${noSource ? ' once a source id is set' : ''}${also}.`;
   const failures = count('fail');
   return `${counted(failures, 'check')} failed${also}; the first one decides the exit code (${result.exit_code}).`;
 }

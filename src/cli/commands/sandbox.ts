@@ -5,6 +5,7 @@ import { Option } from 'commander';
 import { UsageError } from '../../core/errors.js';
 import { pathsOf, type Platform } from '../../core/platform.js';
 import type { Env } from '../../core/runtime.js';
+import { parseSize } from '../../core/settings/size.js';
 import { examplesFolder } from '../../core/version.js';
 import { defineCommand } from '../command.js';
 import type { CommonOptions } from '../command.js';
@@ -47,7 +48,7 @@ export default defineCommand<SandboxFlags, void>({
     if (!/^\d+$/.test(flags.port) || port > 65535)
       throw new UsageError(`--port ${flags.port} is not a port number (0 to 65535)`);
     const reviewAfter = parseDuration(flags.reviewAfter, '--review-after');
-    const maxUploadSize = parseSize(flags.maxUploadSize);
+    const maxUploadSize = maxUploadSizeOf(flags.maxUploadSize);
     const dataDir = flags.dataDir ? path.resolve(runtime.cwd, flags.dataDir) : undefined;
     const { startSandbox } = await import('../../sandbox/index.js');
     const sandbox = await startSandbox({
@@ -119,14 +120,13 @@ export default defineCommand<SandboxFlags, void>({
   },
 });
 
-const SIZE_UNITS: Record<string, number> = { '': 1, K: 1024, M: 1024 ** 2, G: 1024 ** 3, T: 1024 ** 4 };
-
-/** `--max-upload-size`: bytes, or a number with K, M, G or T (1024-based, as `5G` is S3's 5 GiB). */
-function parseSize(text: string): number {
-  const match = /^(\d+)([KMGT]?)$/i.exec(text.trim());
-  const bytes = match ? Number(match[1]) * SIZE_UNITS[match[2]!.toUpperCase()]! : NaN;
-  if (!Number.isSafeInteger(bytes)) {
-    throw new UsageError(`--max-upload-size ${text} is not a size`, { hint: 'write bytes, or e.g. 500K, 10M, 5G' });
+/** `--max-upload-size`: a size as every size bds reads is written (size.ts): bytes, or e.g. 500K, 1.5M, 5G, 6T. */
+function maxUploadSizeOf(text: string): number {
+  const bytes = parseSize(text);
+  if (bytes === undefined) {
+    throw new UsageError(`--max-upload-size ${text.trim() === '' ? 'is empty' : `${text} is not a size`}`, {
+      hint: 'write bytes, or a number with K, M, G or T (1024-based): 500K, 1.5M, 5G',
+    });
   }
   return bytes;
 }

@@ -73,7 +73,7 @@ export class DeliveryView {
     this.uploadStarted = undefined;
     const bytes = this.uploadBytes;
     this.io.done(
-      `uploaded ${formatBytes(bytes)} in ${formatDuration(ms)}${ms > 0 ? ` (${formatRate(bytes, ms)})` : ''}`,
+      `uploaded ${formatBytes(bytes)} in ${formatDuration(ms)}${ms > 0 ? ` (${formatRate(bytes, ms, this.rateCap)})` : ''}`,
     );
   }
 }

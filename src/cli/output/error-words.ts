@@ -4,6 +4,7 @@
 import type { FailureData } from '../../core/delivery/failure.js';
 import type { DoctorCheck } from '../../core/diagnostics/doctor-check.js';
 import type { BdsError, ErrorAbout } from '../../core/errors.js';
+import { formatBytes } from './format.js';
 
 export interface ErrorWords {
   message: string;
@@ -136,6 +137,12 @@ function aboutWords(about: ErrorAbout, own: ErrorWords): Partial<ErrorWords> {
       return { message: 'missing --name <name> (what the portal shows for this source)' };
     case 'internal':
       return { hint: 'this is a bug in bds; please report it with the output of the same command run with --verbose' };
+    case 'upload_too_large': {
+      const limit = about.limit === undefined ? '' : ` of ${formatBytes(about.limit)}`;
+      return {
+        message: `${about.file}${about.gzipped ? ', gzipped,' : ''} is ${formatBytes(about.size)}, over the storage host's limit${limit} for one upload`,
+      };
+    }
     case 'no_api_key':
       return {
         hint: 'set BDS_API_KEY, or BDS_API_KEY_FILE to a file holding the key, or apiKey in a config file (see bds --help)',

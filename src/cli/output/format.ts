@@ -33,8 +33,14 @@ export function writtenDuration(ms: number): string {
 
 export { counted, plural } from '../../core/plural.js';
 
-export function formatRate(bytes: number, ms: number): string {
-  return ms > 0 ? `${formatBytes((bytes * 1000) / ms)}/s` : '';
+/**
+ * Bytes per second over `ms`. With a cap (--limit-rate), never above it: the cap lets a tenth of a second's
+ * bytes go ahead at the start, which over the first second would read as a rate beyond the cap.
+ */
+export function formatRate(bytes: number, ms: number, cap?: number | null): string {
+  if (!(ms > 0)) return '';
+  const rate = (bytes * 1000) / ms;
+  return `${formatBytes(cap ? Math.min(rate, cap) : rate)}/s`;
 }
 
 /** A UTC timestamp to the second, for log lines. */

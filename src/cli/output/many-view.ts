@@ -229,7 +229,7 @@ export class ManyView {
         ? `, about ${formatDuration((elapsed * (1 - done)) / done)} left`
         : '';
     const cap = this.rateCap ? `, ${capText(this.rateCap)}` : '';
-    const rate = sent > 0 ? ` (${formatRate(sent, elapsed)}${cap})` : '';
+    const rate = sent > 0 ? ` (${formatRate(sent, elapsed, this.rateCap)}${cap})` : '';
     const failed = this.months.filter((m) => m.failed).length;
     return `${finished} of ${this.months.length} done${failed ? ` (${failed} failed)` : ''}, ${formatBytes(sent)} sent${rate}${left}`;
   }

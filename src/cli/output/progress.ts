@@ -25,7 +25,7 @@ function allUploaded({ sent, total }: ProgressSample, verb: ProgressVerb): boole
 }
 
 export function progressBar(sample: ProgressSample, verb: ProgressVerb, width = 24): string {
-  const { sent, total, elapsedMs } = sample;
+  const { sent, total, elapsedMs, rateCap } = sample;
   const ratio = total > 0 ? Math.min(1, sent / total) : 1;
   const filled = Math.round(ratio * width);
   const left = sent > 0 && sent < total ? ((total - sent) * elapsedMs) / sent : undefined;
@@ -35,7 +35,7 @@ export function progressBar(sample: ProgressSample, verb: ProgressVerb, width = 
     `[${'█'.repeat(filled)}${'░'.repeat(width - filled)}]`,
     `${Math.floor(ratio * 100)}%`,
     bytes,
-    formatRate(sent, elapsedMs),
+    formatRate(sent, elapsedMs, rateCap),
     left === undefined ? '' : `${formatDuration(left)} left`,
   ]
     .filter(Boolean)
@@ -45,7 +45,7 @@ export function progressBar(sample: ProgressSample, verb: ProgressVerb, width = 
 export function progressLine(sample: ProgressSample, verb: ProgressVerb): string {
   const { sent, total, elapsedMs, rateCap } = sample;
   const percent = total > 0 ? Math.floor((Math.min(sent, total) / total) * 100) : 100;
-  const rate = formatRate(sent, elapsedMs);
+  const rate = formatRate(sent, elapsedMs, rateCap);
   const cap = rateCap ? ` (${capText(rateCap)})` : '';
   const after = allUploaded(sample, verb) ? `; ${WAITING_FOR_STORAGE}` : '';
   return `${verb} ${formatBytes(sent)} of ${formatBytes(total)} (${percent}%)${rate ? `, ${rate}${cap}` : ''}${after}`;

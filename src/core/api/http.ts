@@ -17,7 +17,7 @@ import {
   withRetries,
   type RetryNotice,
 } from './retry.js';
-import { CLIENT_HEADER, REQUEST_ID_HEADER, type UploadTarget } from './types.js';
+import { API_PREFIX, CLIENT_HEADER, REQUEST_ID_HEADER, type UploadTarget } from './types.js';
 
 export interface HttpTuning {
   connectTimeoutMs: number;
@@ -365,7 +365,19 @@ export class HttpClient {
       );
     }
     if (status >= 500) return new NetworkError(line, info);
-    return new ApiError(line, info, code === undefined ? {} : { code });
+    const hint = status === 404 ? this.doubledPrefixHint(info) : undefined;
+    return new ApiError(line, info, { ...(code !== undefined && { code }), ...(hint && { hint }) });
+  }
+
+  /**
+   * bds puts /api/v1 before each path itself: a base URL that ends with it asks for /api/v1/api/v1/me, which no
+   * API has. The hint names the base URL to use instead.
+   */
+  private doubledPrefixHint(info: RequestInfo): string | undefined {
+    const basePath = this.baseUrl.pathname.replace(/\/+$/, '');
+    if (!basePath.endsWith(API_PREFIX) || !info.url.startsWith(`${this.baseUrl.origin}${basePath}${API_PREFIX}/`))
+      return undefined;
+    return `leave ${API_PREFIX} out of the base URL, which bds adds itself: ${this.baseUrl.origin}${basePath.slice(0, -API_PREFIX.length)}`;
   }
 
   private withRetries<T>(

@@ -80,8 +80,9 @@ export async function runDeliverMany(
   checkChoices(options);
   const review = checkReviewChoices(options);
   const jobs = checkJobs(options.jobs);
-  const target = await deliveryTarget(op);
+  await op.announceSettings();
   const folders = await checkAll(options, op);
+  const target = await deliveryTarget(op);
   op.onEvent({
     type: 'queued',
     deliveries: await Promise.all(

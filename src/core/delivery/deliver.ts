@@ -1,4 +1,5 @@
-// `deliver` as a whole, in the order that keeps it safe: settings and key first, the quick folder checks, the
+// `deliver` as a whole, in the order that keeps it safe: the settings' warnings, the quick folder checks (what was
+// typed on the line: a folder that is not there is said before a setting that is missing), source and key, the
 // lock (before the long read, so that a second bds stops at once), the one pass over the data file, the schema
 // compared with the last delivery's, then the delivery or, for a dry run, what it would do. Temp files and the
 // lock are released whatever happens.
@@ -152,8 +153,9 @@ export async function runDeliver(
 ): Promise<DeliverRun<DeliverResult | DryRunResult>> {
   checkChoices(options);
   const review = checkReviewChoices(options);
-  const target = await deliveryTarget(op);
+  await op.announceSettings();
   const folder = await checkDeliveryFolder(options, op);
+  const target = await deliveryTarget(op);
   const outcome = await runDelivery(folder, target, options, op);
   if ('thrown' in outcome) return { thrown: outcome.thrown, months: outcome.passBegun ? [outcome.result] : [] };
   const { result } = outcome;
@@ -192,11 +194,10 @@ export function checkChoices({ force, skipDelivered }: DeliveryChoices): void {
 }
 
 /**
- * Settings, source, key and rate cap, checked once however many folders follow; the settings' warnings are told,
- * and the rate cap with where it came from.
+ * Source, key and rate cap, checked once however many folders follow (after their quick checks); the rate cap
+ * is told with where it came from.
  */
 export async function deliveryTarget(op: Operation): Promise<DeliveryTarget> {
-  await op.announceSettings();
   const settings = await op.settings();
   const sourceId = requireSource(settings);
   const access = await op.apiAccess();

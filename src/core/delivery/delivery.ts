@@ -6,7 +6,16 @@
 
 import { createHash } from 'node:crypto';
 import { statSync, type Stats } from 'node:fs';
-import { ApiError, BdsError, EXIT_CODES, NetworkError, UsageError, abortError, type RequestInfo } from '../errors.js';
+import {
+  ApiError,
+  BdsError,
+  EXIT_CODES,
+  NetworkError,
+  UploadTooLargeError,
+  UsageError,
+  abortError,
+  type RequestInfo,
+} from '../errors.js';
 import type { ApiClient } from '../api/client.js';
 import { ERROR_CODES, type BatchListEntry, type BatchRef, type KeyMode } from '../api/types.js';
 import type { ColumnEntry } from '../preflight/columns.js';
@@ -328,6 +337,8 @@ export class Delivery {
     } catch (error) {
       // A file that changed under the upload fails it in many ways (a length mismatch, a stall): say the cause.
       if (!this.signal.aborted) this.assertFileUnchanged();
+      if (error instanceof UploadTooLargeError)
+        throw error.of({ path: plan.dataName, gzipped: plan.upload.form !== 'as-is' });
       throw error;
     }
     this.assertFileUnchanged();
@@ -433,6 +444,8 @@ export class Delivery {
     this.record = {
       version: 2,
       ...this.key,
+      // URL.toString() adds a slash to a bare origin; kept as users write it.
+      baseUrl: this.options.baseUrl.replace(/\/$/, ''),
       dataFile: plan.dataFile,
       dir: plan.absDir,
       bytes: plan.upload.size,

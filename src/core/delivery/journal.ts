@@ -38,6 +38,8 @@ export interface DeliveryRecord extends DeliveryKey {
   /** SHA-256 of the report and schema the batch was created with: a resume needs them unchanged. */
   inputsDigest: string;
   dataFile: string;
+  /** The base URL as the settings wrote it (`api` is its canonical form): what messages show. Absent in older records. */
+  baseUrl?: string;
   /** The delivery folder (absolute); absent in records of before it was kept. */
   dir?: string;
   bytes: number;

@@ -87,11 +87,19 @@ function unfinished(records: DeliveryRecord[]): Finding[] {
     warn(
       'deliveries',
       `unfinished: ${record.period} ${record.product} of ${record.sourceId}, step ${record.step}, ` +
-        `${record.batchId ? `batch ${record.batchId}` : 'no batch yet'} (${record.api})`,
+        `${record.batchId ? `batch ${record.batchId}` : 'no batch yet'} (${shownApi(record)})`,
       'deliver that folder again: it resumes this delivery',
       { code: 'unfinished_delivery' },
     ),
   );
+}
+
+/**
+ * The API a record is for, as the user wrote it; a record of before that was kept has the canonical form alone,
+ * whose `loopback` (every loopback name as one) is no host anybody types: shown as localhost.
+ */
+function shownApi(record: DeliveryRecord): string {
+  return record.baseUrl ?? record.api.replace(/^(\w+:\/\/)loopback(?=[:/]|$)/, '$1localhost');
 }
 
 function staleLocks(journal: Journal, runtime: Runtime): Finding[] {

@@ -44,13 +44,16 @@ export async function settingsChecks(op: Operation): Promise<SettingsFindings> {
   const { profile, sourceId } = settings;
   // Shown without anything shaped like a key: a key pasted into the wrong setting is still a key.
   findings.push(ok('profile', profile ? `${withoutKeys(profile.value)} (from ${profile.from})` : 'none'));
+  // Not a failure (doctor, whoami and register-source need none), but deliver and list cannot run without one.
   findings.push(
-    ok(
-      'source id',
-      sourceId
-        ? `${withoutKeys(sourceId.value)} (from ${sourceId.from})`
-        : `none set; deliver and list take one from ${settings.names.sourceId}, BDS_SOURCE_ID or sourceId`,
-    ),
+    sourceId
+      ? ok('source id', `${withoutKeys(sourceId.value)} (from ${sourceId.from})`)
+      : warn(
+          'source id',
+          'none set: deliver and list need one',
+          `set ${settings.names.sourceId}, BDS_SOURCE_ID or sourceId in a config file (register-source creates one)`,
+          { code: 'no_source', setting: settings.names.sourceId },
+        ),
   );
   try {
     const rate = uploadRate(settings);

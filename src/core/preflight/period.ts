@@ -51,6 +51,8 @@ export function choosePeriod(given: string | undefined, folder: string, platform
   const name = pathsOf(platform).basename(folder);
   const named = periodsInName(name);
   if (given !== undefined && given !== '') {
+    // Not a month at all (2024-13) is said as such, before any comparison with the name.
+    checkPeriodForm(given);
     if (named.length > 0 && !named.includes(given)) {
       // A name that is just the month says it once: "2024-02", not "2024-02 (2024-02)".
       const months = name === named.join() ? '' : ` (${named.join(', ')})`;

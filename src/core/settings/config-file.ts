@@ -372,7 +372,10 @@ function pickValues(file: string, raw: unknown, prefix: string): ConfigValues {
       values[key] = String(value);
       continue;
     }
-    if (typeof value !== 'string') throw new UsageError(`in the config file ${file}: ${prefix}${key} must be a string`);
+    if (typeof value !== 'string') {
+      const expected = key === 'limitRate' ? 'bytes per second: a number, or a string such as "10M"' : 'a string';
+      throw new UsageError(`in the config file ${file}: ${prefix}${key} must be ${expected}`);
+    }
     values[key] = value;
   }
   return values;

@@ -190,10 +190,11 @@ export async function resolveSettings(flags: SettingsFlags, where: SettingsEnvir
       (configMetrics === undefined
         ? undefined
         : metricsFileSetting(path.resolve(file ? path.dirname(file.path) : where.cwd, configMetrics), fromFile.from)),
+    // Kept when empty: a cap written as nothing is a mistake to name (rate.ts), not a cue to take the next one.
     limitRate: pick<string>(
-      [nonEmpty(flags.limitRate?.value), flags.limitRate?.from ?? ''],
-      [nonEmpty(env.BDS_LIMIT_RATE), 'BDS_LIMIT_RATE'],
-      [nonEmpty(fromFile.values.limitRate), fromFile.from],
+      [flags.limitRate?.value, flags.limitRate?.from ?? ''],
+      [env.BDS_LIMIT_RATE, 'BDS_LIMIT_RATE'],
+      [fromFile.values.limitRate, fromFile.from],
     ),
     warnings,
     names,
