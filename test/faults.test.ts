@@ -440,6 +440,33 @@ describe('10. the key', () => {
     }
     expect(res.stderr).not.toContain(value);
   });
+
+  it('keeps the signed upload URL in the record while the delivery is unfinished, and drops it once completed', async () => {
+    const box = await sandbox();
+    const folder = makeFolder();
+    const home = tempDir();
+    const deliveries = path.join(home, '.local', 'state', 'bds', 'deliveries');
+    const record = () =>
+      readFileSync(
+        path.join(
+          deliveries,
+          readdirSync(deliveries).find((f) => f.endsWith('.json'))!,
+        ),
+        'utf8',
+      );
+    box.faults.add({ route: 'complete', status: 401 });
+    expect((await deliverTo(box, folder, { home })).code).toBe(3);
+    const unfinished = JSON.parse(record());
+    expect(unfinished.step).toBe('uploaded');
+    expect(unfinished.upload.url).toMatch(/\?expires=\d+&signature=[0-9a-f]{64}$/);
+
+    const res = await deliverTo(box, folder, { home });
+    expect(res.code, res.stderr).toBe(0);
+    const completed = JSON.parse(record());
+    expect(completed).toMatchObject({ step: 'completed', status: 'received', batchId: unfinished.batchId });
+    expect(completed).not.toHaveProperty('upload');
+    expect(record()).not.toContain(new URL(unfinished.upload.url).searchParams.get('signature'));
+  });
 });
 
 describe('11. integrity', () => {
