@@ -143,7 +143,7 @@ step(`release/ written in ${((Date.now() - started) / 1000).toFixed(1)} s`);
  * No optional dependency of the runtime is a dev dependency too, which would be marked the same way.
  */
 function dropDevOnly(bom) {
-  const lock = JSON.parse(fs.readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8'));
+  const lock = JSON.parse(fs.readFileSync(path.join(ROOT, 'npm-shrinkwrap.json'), 'utf8'));
   const dropped = new Set();
   bom.components = bom.components.filter((component) => {
     const where = component.properties?.find((p) => p.name === 'cdx:npm:package:path')?.value;

@@ -379,6 +379,36 @@ describe('10. the key', () => {
     expect(box.store.batches()).toHaveLength(0);
   });
 
+  it("hides a token in the path of a URL it names (a redirect, a signed upload URL), not the API's ids", async () => {
+    const box = await sandbox();
+    const elsewhere = await sandbox();
+    const folder = makeFolder();
+    const hook = '3f9a1c7e5b2d4e6f8a0b1c2d3e4f5a6b';
+    box.faults.add({ route: 'list', redirect: `${elsewhere.baseUrl}/hooks/T0A1B2C3/${hook}/batches` });
+    const redirected = await deliverTo(box, folder);
+    expect(redirected.code).toBe(4);
+    expect(redirected.stderr).toContain(
+      `→ 307: redirected to ${elsewhere.baseUrl}/hooks/T0A1B2C3/REDACTED/batches; bds never follows redirects`,
+    );
+    expect(redirected.stderr).not.toContain(hook);
+
+    // A storage host whose upload URLs carry their token in the path: it knows no such object (404).
+    const token = '5bf66975-d4c7-4bf5-bcc8-b8d8a82ea278';
+    const upload = { url: `${box.storageUrl}/t/${token}/records-2024-05.jsonl.gz`, method: 'PUT', headers: {} };
+    box.faults.add({
+      route: 'create',
+      replaceJson: { batch: { id: 'bat_6625990b0513ec2d', status: 'awaiting_upload' }, upload },
+    });
+    const res = await deliverTo(box, folder, { args: ['--verbose'] });
+    expect(res.code).toBe(4);
+    expect(res.stderr).toMatch(
+      /bds: PUT http:\/\/127\.0\.0\.1:\d+\/t\/REDACTED\/records-2024-05\.jsonl\.gz → 404: NoSuchKey/,
+    );
+    expect(res.stderr).toMatch(/POST http:\/\/127\.0\.0\.1:\d+\/api\/v1\/batches → 200/);
+    expect(res.stderr).not.toContain(token);
+    expect(box.requests.find((r) => r.route === 'unknown' && r.server === 'storage')?.path).toContain(token);
+  });
+
   it('never shows the key or the URL signature, under --verbose and on failures, nor writes them to the record', async () => {
     const box = await sandbox();
     const folder = makeFolder();
@@ -409,6 +439,33 @@ describe('10. the key', () => {
       expect(text).not.toContain(box.keys.test.slice('svc_test_'.length));
     }
     expect(res.stderr).not.toContain(value);
+  });
+
+  it('keeps the signed upload URL in the record while the delivery is unfinished, and drops it once completed', async () => {
+    const box = await sandbox();
+    const folder = makeFolder();
+    const home = tempDir();
+    const deliveries = path.join(home, '.local', 'state', 'bds', 'deliveries');
+    const record = () =>
+      readFileSync(
+        path.join(
+          deliveries,
+          readdirSync(deliveries).find((f) => f.endsWith('.json'))!,
+        ),
+        'utf8',
+      );
+    box.faults.add({ route: 'complete', status: 401 });
+    expect((await deliverTo(box, folder, { home })).code).toBe(3);
+    const unfinished = JSON.parse(record());
+    expect(unfinished.step).toBe('uploaded');
+    expect(unfinished.upload.url).toMatch(/\?expires=\d+&signature=[0-9a-f]{64}$/);
+
+    const res = await deliverTo(box, folder, { home });
+    expect(res.code, res.stderr).toBe(0);
+    const completed = JSON.parse(record());
+    expect(completed).toMatchObject({ step: 'completed', status: 'received', batchId: unfinished.batchId });
+    expect(completed).not.toHaveProperty('upload');
+    expect(record()).not.toContain(new URL(unfinished.upload.url).searchParams.get('signature'));
   });
 });
 

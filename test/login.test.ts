@@ -142,6 +142,39 @@ describe('bds login --with-key', () => {
     expect(whoami.json()).toMatchObject({ profile: 'live', key: { mode: 'live' } });
   });
 
+  it('profiles named __proto__, constructor and toString are stored and used like any other, and removed', async () => {
+    const box = await sandbox();
+    const where = freshHome();
+    const names = ['__proto__', 'constructor', 'toString'];
+    for (const name of names) {
+      const res = await loginWithKey(box, box.keys.live, where, ['--profile', name]);
+      expect(res.code, res.stderr).toBe(0);
+      expect(res.stdout).toContain(`Stored in:     ${where.configFile} (profile: ${name}`);
+    }
+    const text = readFileSync(where.configFile, 'utf8');
+    const stored = JSON.parse(text);
+    expect(Object.keys(stored.profiles)).toEqual(names);
+    expect(stored.profile).toBe('__proto__'); // the first, written to a file without a key, became the default
+    for (const name of names) {
+      expect(Object.getOwnPropertyDescriptor(stored.profiles, name)?.value).toEqual({
+        apiKey: box.keys.live,
+        baseUrl: box.baseUrl,
+      });
+      const whoami = await run(['whoami', '--json', '--profile', name], { home: where.home, env: where.env });
+      expect(whoami.code, whoami.stderr).toBe(0);
+      expect(whoami.json()).toMatchObject({
+        profile: name,
+        keySource: `config file ${where.configFile} (profile: ${name})`,
+        key: { mode: 'live' },
+      });
+    }
+    const out = await run(['logout', '--profile', '__proto__'], { home: where.home, env: where.env });
+    expect(out.stdout).toBe(`Removed the key from ${where.configFile} (profile: __proto__).\n`);
+    expect(Object.getOwnPropertyDescriptor(readJson(where.configFile).profiles, '__proto__')?.value).toEqual({
+      baseUrl: box.baseUrl,
+    });
+  });
+
   for (const [what, key, code] of [
     ['a malformed key', 'sk_live_not_a_key_0000', 3],
     ['a key the API refuses', 'svc_live_unknown_0000000000', 3],

@@ -1,7 +1,8 @@
-// The package as another project gets it: `npm pack`, installed into a fresh project, imported by a script
-// that delivers to the sandbox with progress events, and compiled against by a strict TypeScript consumer.
+// The package as another project gets it: `npm pack`, installed into a fresh project (exactly the runtime tree
+// its npm-shrinkwrap.json locks), imported by a script that delivers to the sandbox with progress events, and
+// compiled against by a strict TypeScript consumer.
 
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -29,6 +30,11 @@ describe('the packed package in another project', () => {
       JSON.stringify({ name: 'pipeline', private: true, type: 'module' }),
     );
     npm(['install', '--prefer-offline', '--no-save', '--ignore-scripts', tarball], project);
+    // Exactly the runtime tree the tarball's npm-shrinkwrap.json locks, whatever the registry's newest versions.
+    const installed = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'check-installed.js'), project], {
+      encoding: 'utf8',
+    });
+    expect({ status: installed.status, stderr: installed.stderr }).toEqual({ status: 0, stderr: '' });
 
     writeFileSync(
       path.join(project, 'deliver.mjs'),

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InterruptedError } from '../src/core/errors.js';
 import { startSandbox as startPublicSandbox } from '../src/sandbox/index.js';
-import { startSandbox, type Sandbox } from '../src/sandbox/emulator.js';
+import { SANDBOX_KEYS, startSandbox, type Sandbox } from '../src/sandbox/emulator.js';
 import { fakeClock, makeFolder, newSource, REPORT, run, sandbox, sandboxEnv, tempDir } from './helpers.js';
 
 /** A batch received now, by the sandbox's clock. */
@@ -36,9 +36,11 @@ async function listed(box: { baseUrl: string; keys: { test: string } }, source: 
 }
 
 function control(box: Pick<Sandbox, 'baseUrl'>, id: string, body: unknown) {
-  return fetch(`${box.baseUrl}/_sandbox/batches/${id}/review`, { method: 'POST', body: JSON.stringify(body) }).then(
-    async (res) => ({ status: res.status, json: (await res.json()) as any }),
-  );
+  return fetch(`${box.baseUrl}/_sandbox/batches/${id}/review`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${SANDBOX_KEYS.test}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  }).then(async (res) => ({ status: res.status, json: (await res.json()) as any }));
 }
 
 describe('the sandbox reviews', () => {
@@ -161,7 +163,7 @@ describe('bds sandbox --review', () => {
     );
     const none = await run(['sandbox', '--port', '0'], { signal: ctrlC.signal });
     expect(none.stdout).toMatch(
-      /^Review: none; a batch stays received until decided with POST http:\/\/127\.0\.0\.1:\d+\/_sandbox\/batches\/<id>\/review \{"status": "accepted"\}$/m,
+      /^Review: none; a batch stays received until decided with POST http:\/\/127\.0\.0\.1:\d+\/_sandbox\/batches\/<id>\/review \{"status": "accepted"\} \(JSON, with a key as the API takes it\)$/m,
     );
 
     const badDuration = await run(['sandbox', '--port', '0', '--review', 'reject', '--review-after', '10']);

@@ -679,8 +679,7 @@ describe('faults', () => {
 describe('control routes', () => {
   it('adds and clears faults, shows state and sets a status over HTTP, unrecorded', async () => {
     const sandbox = await sandboxWith();
-    const control = (method: string, urlPath: string, body?: unknown) =>
-      call(sandbox, method, urlPath, { key: null, body });
+    const control = (method: string, urlPath: string, body?: unknown) => call(sandbox, method, urlPath, { body });
     expect((await control('POST', '/_sandbox/faults', { route: 'nope' })).status).toBe(400);
     expect((await control('POST', '/_sandbox/faults', { route: 'me', status: 429, times: 3 })).status).toBe(201);
     expect(sandbox.faults.pending()).toEqual([{ route: 'me', status: 429, times: 3 }]);
@@ -699,6 +698,48 @@ describe('control routes', () => {
     expect(set.status).toBe(200);
     expect(sandbox.store.batch(id)!.status).toBe('accepted');
     expect(sandbox.requests.some((request) => request.path.startsWith('/_sandbox'))).toBe(false);
+  });
+
+  it('refuses a request without a sandbox key, and a POST whose body is not declared JSON (a web page can send those)', async () => {
+    const sandbox = await sandboxWith();
+    const { id } = await newBatch(sandbox);
+    const fault = { route: 'me', status: 500 };
+    const status = { status: 'accepted' };
+    const refused = [
+      await call(sandbox, 'POST', '/_sandbox/faults', { key: null, body: fault }),
+      await call(sandbox, 'POST', '/_sandbox/faults', { key: 'svc_test_not_the_sandbox_s', body: fault }),
+      await call(sandbox, 'POST', '/_sandbox/faults', { body: fault, headers: { 'content-type': 'text/plain' } }),
+      await call(sandbox, 'POST', `/_sandbox/batches/${id}/status`, { key: null, body: status }),
+      await call(sandbox, 'POST', `/_sandbox/batches/${id}/status`, {
+        body: status,
+        headers: { 'content-type': 'text/plain;charset=UTF-8' },
+      }),
+      await call(sandbox, 'POST', `/_sandbox/batches/${id}/review`, {
+        body: status,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      }),
+      await call(sandbox, 'DELETE', '/_sandbox/faults', { key: null }),
+      await call(sandbox, 'GET', '/_sandbox/state', { key: null }),
+    ];
+    expect(refused.map((res) => [res.status, res.json.error.code])).toEqual([
+      [401, 'unauthorized'],
+      [401, 'unauthorized'],
+      [415, 'unsupported_media_type'],
+      [401, 'unauthorized'],
+      [415, 'unsupported_media_type'],
+      [415, 'unsupported_media_type'],
+      [401, 'unauthorized'],
+      [401, 'unauthorized'],
+    ]);
+    expect(sandbox.faults.pending()).toEqual([]);
+    expect(sandbox.store.batch(id)!.status).toBe('awaiting_upload');
+    // With the key and JSON (a charset parameter is fine), as the API takes them.
+    const added = await call(sandbox, 'POST', '/_sandbox/faults', {
+      key: sandbox.keys.test,
+      body: fault,
+      headers: { 'content-type': 'application/json; charset=utf-8' },
+    });
+    expect(added.status).toBe(201);
   });
 });
 

@@ -3,7 +3,6 @@
 // or standard input); it is never an argument and never shown.
 
 import type { MeResponse } from './api/types.js';
-import { isObject } from './guards.js';
 import { AuthError, UsageError } from './errors.js';
 import type { Operation } from './operation.js';
 import { loadConfigFile } from './settings/config-file.js';
@@ -20,6 +19,7 @@ import {
 } from './settings/settings.js';
 import {
   linesToAdd,
+  profileIn,
   readUserConfig,
   removeKey,
   storeKey,
@@ -165,9 +165,7 @@ function keyIn(settings: Settings | undefined, file: string): KeyIn | null {
   if (from === undefined || (from !== top && !from.startsWith(`${top} (profile: `))) return null;
   // A profile without a key of its own takes the top level's, under the profile's name.
   const profile = settings?.profile?.value;
-  const profiles = readUserConfig(file).profiles;
-  const own =
-    profile !== undefined && isObject(profiles) && isObject(profiles[profile]) && 'apiKey' in profiles[profile];
+  const own = profile !== undefined && 'apiKey' in (profileIn(readUserConfig(file), profile) ?? {});
   return { profile: own ? profile : null };
 }
 

@@ -1,11 +1,13 @@
-// Control routes under /_sandbox on the API port: no auth, not recorded. For spawned CLIs, the benchmark
-// and people poking at the sandbox with curl.
+// Control routes under /_sandbox on the API port: not recorded. For spawned CLIs, the benchmark and people
+// poking at the sandbox with curl. They ask for a sandbox key and a JSON body as the API does: a web page the
+// sandbox's user opens can send a `text/plain` POST without a key to 127.0.0.1, never one with either.
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { BATCH_STATUSES, REQUEST_ID_HEADER, type BatchStatus } from '../core/api/types.js';
 import type { Fault, FaultInjector } from './faults.js';
 import type { Reply } from './http.js';
 import { errorReply, jsonReply } from './http.js';
+import { keyOf } from './server.js';
 import { ReviewError, type ReviewStatus, type SandboxStore } from './store.js';
 
 export const CONTROL_PREFIX = '/_sandbox';
@@ -26,7 +28,9 @@ export function handleControl(
   req.on('end', () => {
     let reply: Reply;
     try {
-      reply = controlReply(store, faults, req.method ?? '', url.pathname, Buffer.concat(chunks).toString('utf8'));
+      reply =
+        refusal(req) ??
+        controlReply(store, faults, req.method ?? '', url.pathname, Buffer.concat(chunks).toString('utf8'));
     } catch (error) {
       reply = errorReply(500, 'internal_error', error instanceof Error ? error.message : String(error));
     }
@@ -38,6 +42,21 @@ export function handleControl(
     res.end(reply.body);
   });
   return true;
+}
+
+/** The reply to a control request without a sandbox key, or with a body that is not declared JSON. */
+function refusal(req: IncomingMessage): Reply | undefined {
+  const key = keyOf(req.headers.authorization);
+  if ('status' in key) return key;
+  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  if (req.method === 'POST' && type !== 'application/json') {
+    return errorReply(
+      415,
+      'unsupported_media_type',
+      'a control request carries JSON: send Content-Type: application/json',
+    );
+  }
+  return undefined;
 }
 
 function controlReply(

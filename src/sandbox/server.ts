@@ -111,7 +111,7 @@ export function createApiServer(
           allow,
         });
       }
-      const key = authenticate(exchange);
+      const key = keyOf(req.headers.authorization);
       if ('status' in key) return key;
       const pathId = matched.pattern.exec(url.pathname)?.[1];
       return handlers[route](exchange, key, url, pathId && decodeURIComponent(pathId));
@@ -119,8 +119,9 @@ export function createApiServer(
   });
 }
 
-function authenticate(exchange: Exchange): { id: string; mode: KeyMode } | Reply {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(exchange.req.headers.authorization ?? '');
+/** The key an `Authorization` header names, or the 401/403 reply (the control routes ask for it too). */
+export function keyOf(authorization: string | undefined): { id: string; mode: KeyMode } | Reply {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
   if (!match) return errorReply(401, 'unauthorized', 'missing bearer key: send Authorization: Bearer <API_KEY>');
   if (match[1] === SANDBOX_KEYS.revoked) return errorReply(403, 'forbidden', 'this API key has been revoked');
   return KEY_IDS[match[1]!] ?? errorReply(401, 'unauthorized', 'unknown API key');

@@ -92,7 +92,7 @@ export default defineCommand<SandboxFlags, void>({
             `Source: ${sandbox.sourceId}`,
             '',
             flags.review === 'none'
-              ? `Review: none; a batch stays received until decided with POST ${sandbox.baseUrl}/_sandbox/batches/<id>/review {"status": "accepted"}`
+              ? `Review: none; a batch stays received until decided with POST ${sandbox.baseUrl}/_sandbox/batches/<id>/review {"status": "accepted"} (JSON, with a key as the API takes it)`
               : `Review: a received batch is in review at once, and ${flags.review === 'accept' ? 'accepted' : 'rejected'} ${flags.reviewAfter} after it was received.`,
             '',
             ...trySettings(

@@ -1,12 +1,21 @@
-// Keeping secrets and noise out of what bds prints: signed URLs, proxy credentials, bodies that are not the
-// API's JSON (an HTML page from a proxy, an XML error from a storage host) reduced to one line, and server text
-// made safe for a terminal (by clean-text.ts, the one cleaner).
+// Keeping secrets and noise out of what bds prints: signed URLs (tokens in the query or the path), proxy
+// credentials, bodies that are not the API's JSON (an HTML page from a proxy, an XML error from a storage host)
+// reduced to one line, and server text made safe for a terminal (by clean-text.ts, the one cleaner).
 
 import type { IncomingHttpHeaders } from 'node:http';
 import { cleanText } from '../clean-text.js';
 
 /** Query parameters whose values are credentials (signatures of pre-signed URLs, tokens). */
 const SECRET_PARAM = /sig|signature|token|key|credential|secret|auth|password|policy/i;
+
+/**
+ * A path segment that looks like a credential (the token of a signed or webhook URL, a UUID): 20 characters or
+ * more of letters, digits and `-_~+=:%`, letters and digits both, and not an id of the API's form (a lower-case
+ * prefix, `_`, then lower-case letters and digits: bat_6625990b0513ec2d). Words, dates and file names (a `.`)
+ * stay readable.
+ */
+const SECRET_SEGMENT = /^(?=.*[A-Za-z])(?=.*\d)[\w~+=:%-]{20,}$/;
+const API_ID = /^[a-z]{2,8}_[a-z0-9]+$/;
 
 export function redactUrl(input: URL | string): string {
   let url: URL;
@@ -19,6 +28,10 @@ export function redactUrl(input: URL | string): string {
     url.username = url.username ? 'REDACTED' : '';
     url.password = '';
   }
+  url.pathname = url.pathname
+    .split('/')
+    .map((segment) => (SECRET_SEGMENT.test(segment) && !API_ID.test(segment) ? 'REDACTED' : segment))
+    .join('/');
   for (const name of [...url.searchParams.keys()]) {
     if (SECRET_PARAM.test(name)) url.searchParams.set(name, 'REDACTED');
   }

@@ -460,6 +460,8 @@ export class Delivery {
       ...changes,
       updatedAt: this.options.now().toISOString(),
     };
+    // A signed upload URL is a credential until it expires; a completed delivery never uploads again.
+    if (this.record.step === 'completed') delete this.record.upload;
     try {
       this.options.journal.write(this.record);
     } catch (error) {

@@ -46,6 +46,7 @@ export interface DeliveryRecord extends DeliveryKey {
   recordCount: number;
   columns: ColumnEntry[];
   batchId?: string;
+  /** The signed upload URL and its headers: a credential, so dropped once the delivery completed. */
   upload?: UploadTarget;
   status?: BatchStatus;
   /** The mode of the key that made the batch; absent in records of before it was kept. */

@@ -110,10 +110,11 @@ export function storeKey(
   if (place.profile === undefined) {
     Object.assign(config, values);
   } else {
-    const profiles = isObject(config.profiles) ? config.profiles : {};
-    const current = profiles[place.profile];
-    profiles[place.profile] = { ...(isObject(current) ? current : {}), ...values };
-    config.profiles = profiles;
+    // A computed key defines the profile as its own property even when it is named "__proto__".
+    config.profiles = {
+      ...(isObject(config.profiles) ? config.profiles : {}),
+      [place.profile]: { ...profileIn(config, place.profile), ...values },
+    };
     if (config.apiKey === undefined && config.apiKeyFile === undefined && config.profile === undefined) {
       config.profile = place.profile;
       madeDefault = true;
@@ -131,9 +132,8 @@ export function removeKey(
   onStep?: (step: WriteStep) => void,
 ): boolean {
   const config = readUserConfig(file);
-  const holder =
-    place.profile === undefined ? config : isObject(config.profiles) ? config.profiles[place.profile] : undefined;
-  if (!isObject(holder) || holder.apiKey === undefined) return false;
+  const holder = place.profile === undefined ? config : profileIn(config, place.profile);
+  if (!holder || holder.apiKey === undefined) return false;
   delete holder.apiKey;
   writeUserConfig(file, config, platform, onStep);
   return true;
@@ -153,4 +153,14 @@ function writeUserConfig(
       hint: 'make its folder writable, or set XDG_CONFIG_HOME to a folder you can write',
     });
   }
+}
+
+/**
+ * The settings of a profile of the file, by its own property only: a profile may be named "__proto__",
+ * "constructor" or "toString".
+ */
+export function profileIn(config: Record<string, unknown>, name: string): Record<string, unknown> | undefined {
+  const profiles = config.profiles;
+  const values = isObject(profiles) && Object.hasOwn(profiles, name) ? profiles[name] : undefined;
+  return isObject(values) ? values : undefined;
 }
