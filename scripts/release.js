@@ -7,6 +7,12 @@
 //   bds-linux-x64, bds-linux-arm64,    the standalone binaries (scripts/build-binary.js); no bds-darwin-arm64:
 //   bds-win-x64.exe, bds-darwin-x64    npm has no Node 26 for it
 //   bds-<version>-oci.tar              the OCI image of both Linux binaries (scripts/build-image.js)
+//   bds_<version>_amd64.deb,           the Linux packages of those binaries, with the man page bds(1) and the
+//   bds_<version>_arm64.deb,           completions (scripts/packaging/linux-packages.js, by dpkg-deb and
+//   bds-<version>-1.x86_64.rpm,        rpmbuild)
+//   bds-<version>-1.aarch64.rpm
+//   bds.rb, bds.json,                  the Homebrew formula, the Scoop manifest and the winget manifests,
+//   BatchDelivery.bds*.yaml            with the URLs and SHA-256 of the files above (scripts/packaging/manifests.js)
 //   THIRD-PARTY-LICENSES.txt           the licences of Node.js and of every package in the binaries
 //   bds-<version>.sbom.cdx.json        CycloneDX JSON by @cyclonedx/cyclonedx-npm: the runtime dependencies, flat,
 //                                      with their versions and licences, the Node.js the binaries embed and
@@ -26,6 +32,8 @@ import { fileURLToPath } from 'node:url';
 import { NODE_LINE, TARGETS, binaryName, buildBinaries } from './build-binary.js';
 import { buildImage } from './build-image.js';
 import { pinned, releaseSums } from './pin-action.js';
+import { buildLinuxPackages } from './packaging/linux-packages.js';
+import { downloadUrl, writeManifests } from './packaging/manifests.js';
 import { PINNED, nodePackageFromNpm, nodePackageName } from './node-from-npm.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -66,6 +74,14 @@ try {
 } catch (error) {
   fail(error.message);
 }
+let packages;
+try {
+  packages = await buildLinuxPackages({ root: ROOT, release: RELEASE, version, epoch });
+} catch (error) {
+  fail(`the Linux packages: ${error.stderr?.toString().trim() || error.message}`);
+}
+step(`${packages.join(', ')}: ${packages.map((file) => kB(fs.statSync(path.join(RELEASE, file)).size)).join(', ')}`);
+step(`${writeManifests({ release: RELEASE, version }).join(', ')}: the Homebrew, Scoop and winget manifests`);
 
 // The SBOM.
 const sbomFile = path.join(RELEASE, `bds-${version}.sbom.cdx.json`);
@@ -102,6 +118,7 @@ for (const component of sbom.components) {
 const dependencies = sbom.components.length;
 addNode(sbom);
 addDebianPackages(sbom, image);
+addDistributions(sbom, packages);
 sbom.metadata.timestamp = new Date(epoch * 1000).toISOString().replace(/\.000Z$/, 'Z');
 delete sbom.serialNumber;
 sbom.serialNumber = serialNumberOf(sbom);
@@ -211,6 +228,37 @@ function addDebianPackages(bom, { file, debs }) {
     });
     if (root) root.dependsOn = [...(root.dependsOn ?? []), ref].sort();
     bom.dependencies?.push({ ref });
+  }
+}
+
+/**
+ * The release's Linux packages, as distributions of bds itself (each with its download URL and SHA-256), and
+ * in the embedded-in properties of the Node.js each one's binary holds.
+ */
+function addDistributions(bom, files) {
+  bom.metadata.component.externalReferences = [
+    ...(bom.metadata.component.externalReferences ?? []),
+    ...files.map((file) => ({
+      type: 'distribution',
+      url: downloadUrl(version, file),
+      comment: `release/${file}`,
+      hashes: [
+        {
+          alg: 'SHA-256',
+          content: createHash('sha256')
+            .update(fs.readFileSync(path.join(RELEASE, file)))
+            .digest('hex'),
+        },
+      ],
+    })),
+  ];
+  for (const component of bom.components) {
+    const binary = component.properties?.find((p) => p.name === 'bds:embedded-in')?.value;
+    const arch = /^bds-linux-(x64|arm64)$/.exec(binary ?? '')?.[1];
+    if (!arch) continue;
+    const names = { x64: ['_amd64.deb', '.x86_64.rpm'], arm64: ['_arm64.deb', '.aarch64.rpm'] }[arch];
+    for (const file of files.filter((f) => names.some((end) => f.endsWith(end))))
+      component.properties.push({ name: 'bds:embedded-in', value: file });
   }
 }
 

@@ -1,5 +1,6 @@
-// bds completion bash|zsh|fish, and bds --help: both generated from the command definitions. Each script is
-// checked by its own shell when that shell is installed, and driven as the shell would drive it.
+// bds completion bash|zsh|fish|powershell, and bds --help: both generated from the command definitions. Each
+// script is checked by its own shell when that shell is installed, and driven as the shell would drive it; the
+// four offer the same commands and options (PowerShell is not in Debian: its script is read, not run, here).
 
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -34,6 +35,41 @@ function shellRun(shell: string, args: string[]): { status: number | null; stdou
   return { status: res.status, stdout: res.stdout, stderr: res.stderr };
 }
 
+/** Each command a script completes, with the options it offers for it (sorted), read from the script's text. */
+function optionsOffered(shell: string, text: string): Record<string, string[]> {
+  const offered: Record<string, string[]> = {};
+  const add = (command: string, names: string[]): void => {
+    offered[command] = [...(offered[command] ?? []), ...names].sort();
+  };
+  if (shell === 'bash') {
+    for (const [, command, body] of text.matchAll(/^ {4}([a-z-]+)\)\n([\s\S]*?);;\n(?= {4}[a-z-]+\)| {2}esac)/gm))
+      add(command!, /== -\* \]\]; then COMPREPLY=\(\$\(compgen -W '([^']*)'/.exec(body!)![1]!.split(' '));
+  } else if (shell === 'zsh') {
+    for (const [, command, body] of text.matchAll(/^_bds_(\w+)\(\) \{\n([\s\S]*?)\n\}/gm)) {
+      const names = [...body!.matchAll(/^ {4}(?:'\([^)]*\)'\{([^}]*)\}|'(-[^']+)'')/gm)].flatMap(([, pair, one]) =>
+        pair ? pair.split(',') : [one!],
+      );
+      add(command!.replace(/_/g, '-'), names);
+    }
+  } else if (shell === 'fish') {
+    for (const [, command, rest] of text.matchAll(/__fish_seen_subcommand_from ([a-z-]+)' (.*)$/gm)) {
+      const names = [/-l (\S+)/.exec(rest!)?.[1], /-s (\S+)/.exec(rest!)?.[1]];
+      add(
+        command!,
+        [names[0] && `--${names[0]}`, names[1] && `-${names[1]}`].filter((n): n is string => Boolean(n)),
+      );
+    }
+  } else {
+    for (const [, command, body] of text.matchAll(/^ {4}'([a-z-]+)' = @\{\n([\s\S]*?)\n {4}\}/gm)) {
+      const names = [...body!.matchAll(/@\{ Names = @\(([^)]*)\)/g)].flatMap(([, list]) =>
+        list!.split(', ').map((n) => n.slice(1, -1)),
+      );
+      add(command!, names);
+    }
+  }
+  return offered;
+}
+
 describe('bds completion', () => {
   it('knows the definitions it is generated from', () => {
     expect(COMMANDS).toEqual([
@@ -54,7 +90,7 @@ describe('bds completion', () => {
     );
   });
 
-  for (const shell of ['bash', 'zsh', 'fish']) {
+  for (const shell of ['bash', 'zsh', 'fish', 'powershell']) {
     it(`${shell}: names every command and every option of deliver`, async () => {
       const { text } = await script(shell);
       for (const name of COMMANDS) expect(text).toMatch(new RegExp(`\\b${name}\\b`));
@@ -124,10 +160,53 @@ describe('bds completion', () => {
     expect(complete('bds list --source ')).toEqual([]);
   });
 
+  it('the four shells offer the same commands and options, those of the definitions', async () => {
+    const defined = Object.fromEntries(
+      program.commands.map((c) => [
+        c.name(),
+        [...c.options.flatMap((o) => [o.short, o.long]), '-h', '--help'].filter(Boolean).sort(),
+      ]),
+    );
+    const offered: Record<string, Record<string, string[]>> = {};
+    for (const shell of ['bash', 'zsh', 'fish', 'powershell'])
+      offered[shell] = optionsOffered(shell, (await script(shell)).text);
+    expect(offered.bash).toEqual(defined);
+    expect(offered.zsh).toEqual(defined);
+    expect(offered.fish).toEqual(defined);
+    expect(offered.powershell).toEqual(defined);
+  });
+
+  it('powershell: a native completer for bds and bds.exe, with the choices of each value', async () => {
+    const { text } = await script('powershell');
+    expect(text).toMatch(/^Register-ArgumentCompleter -Native -CommandName 'bds', 'bds\.exe' -ScriptBlock \{$/m);
+    expect(text).toContain(
+      "@{ Names = @('--product'); Value = 'text'; Choices = @('records', 'episodes', 'environment'); Description = 'product; default from schema.format' }",
+    );
+    expect(text).toContain("Argument = @('bash', 'zsh', 'fish', 'powershell')");
+    // Every brace and parenthesis closes, outside the quoted words.
+    const code = text
+      .replace(/'(?:[^']|'')*'/g, "''")
+      .replace(/"[^"]*"/g, '""')
+      .replace(/#.*$/gm, '');
+    for (const [open, close] of [
+      ['{', '}'],
+      ['(', ')'],
+    ]) {
+      let depth = 0;
+      for (const char of code) {
+        depth += char === open ? 1 : char === close ? -1 : 0;
+        expect(depth).toBeGreaterThanOrEqual(0);
+      }
+      expect(depth).toBe(0);
+    }
+  });
+
   it('refuses an unknown shell with exit 2', async () => {
-    const res = await run(['completion', 'powershell']);
+    const res = await run(['completion', 'tcsh']);
     expect(res.code).toBe(2);
-    expect(res.stderr).toMatch(/^bds: no completion for the shell "powershell"\nhint: choose bash, zsh or fish\n$/);
+    expect(res.stderr).toMatch(
+      /^bds: no completion for the shell "tcsh"\nhint: choose bash, zsh, fish or powershell\n$/,
+    );
   });
 });
 

@@ -44,6 +44,12 @@ const OTHER_TOOLS = new Set([
   'kubectl',
   'install', // install -m 755
   'apt-get',
+  'apt', // apt install ./bds_<version>_amd64.deb
+  'dnf',
+  'brew', // brew audit --strict --online (docs/releasing.md)
+  'scoop',
+  'winget', // winget install --id
+  'gh', // gh attestation verify --repo
   'ssh',
   'date',
   'scrub', // the seller's own scrubber in the GitHub Actions recipe: ./scrub --month --out

@@ -5,12 +5,12 @@ import { UsageError } from '../../core/errors.js';
 import { defineCommand } from '../command.js';
 import type { CommonOptions } from '../command.js';
 
-const SHELLS = ['bash', 'zsh', 'fish'];
+const SHELLS = ['bash', 'zsh', 'fish', 'powershell'];
 
 export default defineCommand<CommonOptions, { shell: string; script: string }>({
   name: 'completion',
-  description: 'print a shell completion script (bash, zsh or fish)',
-  arguments: [{ syntax: '<shell>', description: 'bash, zsh or fish', choices: SHELLS }],
+  description: 'print a shell completion script (bash, zsh, fish or powershell)',
+  arguments: [{ syntax: '<shell>', description: 'bash, zsh, fish or powershell', choices: SHELLS }],
   async run(_op, _io, _flags, [shell], program) {
     return { shell: String(shell), script: completionScript(program, String(shell)) };
   },
@@ -70,7 +70,8 @@ export function completionScript(program: Command, shell: string): string {
   if (shell === 'bash') return bash(commands);
   if (shell === 'zsh') return zsh(commands);
   if (shell === 'fish') return fish(commands);
-  throw new UsageError(`no completion for the shell "${shell}"`, { hint: 'choose bash, zsh or fish' });
+  if (shell === 'powershell') return powershell(commands);
+  throw new UsageError(`no completion for the shell "${shell}"`, { hint: 'choose bash, zsh, fish or powershell' });
 }
 
 /** Single quotes for bash, zsh and fish alike. */
@@ -205,4 +206,78 @@ function fish(commands: CompletedCommand[]): string {
     }
   }
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * A native argument completer: the commands and their options as data, and the words before the cursor read
+ * against them. Where it offers nothing (a path, a folder, any value without choices) PowerShell completes
+ * file names.
+ */
+function powershell(commands: CompletedCommand[]): string {
+  const text = (value: string): string => `'${value.replace(/'/g, "''")}'`;
+  const list = (values: string[]): string => `@(${values.map(text).join(', ')})`;
+  const table = commands
+    .map((c) => {
+      const argument = c.argument === 'directory' ? text('directory') : c.argument ? list(c.argument) : '$null';
+      const options = c.options.map(
+        (o) =>
+          `        @{ Names = ${list(o.names)}; Value = ${text(o.value)}; Choices = ${list(o.choices)}; Description = ${text(o.description)} }`,
+      );
+      return [
+        `    ${text(c.name)} = @{`,
+        `      Description = ${text(c.description)}`,
+        `      Argument = ${argument}`,
+        '      Options = @(',
+        options.join('\n'),
+        '      )',
+        '    }',
+      ].join('\n');
+    })
+    .join('\n');
+  return `# PowerShell completion for bds; load with: bds completion powershell | Out-String | Invoke-Expression
+Register-ArgumentCompleter -Native -CommandName 'bds', 'bds.exe' -ScriptBlock {
+  param($wordToComplete, $commandAst, $cursorPosition)
+  $bdsCommands = [ordered]@{
+${table}
+  }
+  $result = {
+    param($word, $kind, $tip)
+    [System.Management.Automation.CompletionResult]::new($word, $word, $kind, $tip)
+  }
+  # The words before the one being completed.
+  $words = @($commandAst.CommandElements | Where-Object { $_.Extent.StartOffset -lt $cursorPosition } | ForEach-Object { $_.Extent.Text })
+  if ($wordToComplete -ne '') { $words = @($words | Select-Object -SkipLast 1) }
+  if ($words.Count -le 1) {
+    foreach ($name in $bdsCommands.Keys) {
+      if ($name -like "$wordToComplete*") { & $result $name 'Command' $bdsCommands[$name].Description }
+    }
+    foreach ($flag in '--help', '--version') {
+      if ($flag -like "$wordToComplete*") { & $result $flag 'ParameterName' $flag }
+    }
+    return
+  }
+  $command = $bdsCommands[$words[1]]
+  if ($null -eq $command) { return }
+  $previous = $command.Options | Where-Object { $_.Names -contains $words[-1] -and $_.Value -ne 'none' }
+  if ($previous) {
+    foreach ($choice in $previous.Choices) {
+      if ($choice -like "$wordToComplete*") { & $result $choice 'ParameterValue' $choice }
+    }
+    return
+  }
+  if ($wordToComplete -like '-*') {
+    foreach ($option in $command.Options) {
+      foreach ($name in $option.Names) {
+        if ($name -like "$wordToComplete*") { & $result $name 'ParameterName' $option.Description }
+      }
+    }
+    return
+  }
+  if ($command.Argument -is [array]) {
+    foreach ($choice in $command.Argument) {
+      if ($choice -like "$wordToComplete*") { & $result $choice 'ParameterValue' $choice }
+    }
+  }
+}
+`;
 }
