@@ -1,5 +1,5 @@
 // .github/workflows/release.yml, which only GitHub can run: read here as text and held to what a release must
-// do (cli-contract.md, "Package"): every release file attested, the publishing jobs on GitHub-hosted runners,
+// do (docs/releasing.md): every release file attested, the publishing jobs on GitHub-hosted runners,
 // each job with the least permissions, every action pinned by commit, no secret on a command line, nothing
 // published before the action's pins are checked. docs/releasing.md's verification commands name real files.
 
