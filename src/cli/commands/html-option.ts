@@ -4,7 +4,7 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { Option } from 'commander';
-import type { CheckManyResult, CheckResult } from '../../core/delivery/check.js';
+import type { CheckManyResult } from '../../core/delivery/check.js';
 import { failureData } from '../../core/delivery/failure.js';
 import { InterruptedError, toBdsError, UsageError } from '../../core/errors.js';
 import { writeFileAtomic } from '../../core/files.js';
@@ -24,22 +24,24 @@ export const htmlOption = new Option(
   'also write a one-page HTML report to sign the month off: verdict, counts, schema with roles, scrub figures',
 );
 
-/** A check's result, or what it threw: the page is written for either. */
-export type CheckOutcome = { result: CheckResult | CheckManyResult } | { thrown: unknown };
+/** A check's result, one folder's or several's, or what it threw: the page is written for either. */
+export type CheckOutcome = { result: CheckManyResult } | { thrown: unknown };
 
-/** Runs the core's check (one folder or several) and keeps what it threw instead of throwing it. */
+/** Runs the core's check (one folder alone or several) and keeps what it threw instead of throwing it. */
 export async function checkOutcome(
   op: Operation,
   folders: string[],
   flags: FolderFlags & { source?: string | undefined },
 ): Promise<CheckOutcome> {
-  const { check, checkMany } = await import('../../core/delivery/check.js');
+  const { checkFolders } = await import('../../core/delivery/check.js');
   try {
     return {
-      result:
+      result: await checkFolders(
         folders.length === 1
-          ? await check(folderOf(folders[0]!, flags), op)
-          : await checkMany({ dirs: folders, product: flags.product, sourceId: flags.source }, op),
+          ? folderOf(folders[0]!, flags)
+          : { dirs: folders, product: flags.product, sourceId: flags.source },
+        op,
+      ),
     };
   } catch (thrown) {
     return { thrown };
@@ -82,8 +84,7 @@ export async function writeReportPage(
 
 function pageFolders(folders: string[], outcome: CheckOutcome): ReportPage['checked'] {
   if ('thrown' in outcome) return { failure: failureData(toBdsError(outcome.thrown)) };
-  const checks = 'checks' in outcome.result ? outcome.result.checks : [outcome.result];
-  return { folders: checks.map((check, i) => ({ dir: folders[i]!, outcome: check })) };
+  return { folders: outcome.result.checks.map((check, i) => ({ dir: folders[i]!, outcome: check })) };
 }
 
 function existingMode(file: string): number | undefined {
