@@ -45,12 +45,12 @@ export interface DeliverManyOptions extends DeliveryChoices, ReviewChoices {
 }
 
 /**
- * One month's outcome: the single delivery's object (or as much of it as was done), its folder and error. `dir` is
+ * One month of a run: one folder's flat result (or as much of it as was done), its folder and error. `dir` is
  * the folder's absolute path here, as in check's JSON (the events' `dir` is the folder as named: FolderCheck's).
  */
 export type MonthResult = (DeliverResult | DryRunResult | FailedDelivery) & { dir: string; error: FailureData | null };
 
-/** What `bds deliver <dir>... --json` prints (docs/schemas/deliver.schema.json). */
+/** Every run's result; what `bds deliver <dir>... --json` prints (docs/schemas/deliver.schema.json). */
 export interface DeliverManyResult {
   /** Oldest first. */
   deliveries: MonthResult[];
