@@ -38,7 +38,7 @@ export function printDeliver(
   timeout: string | undefined,
 ): number | void {
   if ('thrown' in run) throw run.thrown;
-  const code = alone ? printOne(io, op, folderResult(run), elapsedMs) : printMany(io, op, run.result, elapsedMs);
+  const code = alone ? printFolder(io, op, folderResult(run), elapsedMs) : printMonths(io, op, run.result, elapsedMs);
   const { review } = run.result;
   // --wait: after a delivery, the review's exit code (with several folders, already the result's).
   return review && run.review
@@ -46,7 +46,8 @@ export function printDeliver(
     : code;
 }
 
-function printOne(io: IO, op: Operation, result: DeliverResult | DryRunResult, elapsedMs: number): number | void {
+/** One folder's flat result: its delivery, its dry run, or its delivery and the wait the signal stopped. */
+function printFolder(io: IO, op: Operation, result: DeliverResult | DryRunResult, elapsedMs: number): number | void {
   if ('dry_run' in result) printDryRun(io, result);
   else if (result.review === null) return printStoppedWait(io, op, result, elapsedMs);
   else printDelivery(io, result, elapsedMs);
@@ -76,7 +77,7 @@ function statusCommand(first: Month & { source_id: string }, last: Month): strin
 }
 
 /** One row per month, oldest first; the exit code is the first failed month's (an interruption's if stopped). */
-function printMany(io: IO, op: Operation, result: DeliverManyResult, elapsedMs: number): number {
+function printMonths(io: IO, op: Operation, result: DeliverManyResult, elapsedMs: number): number {
   const { signal } = op;
   const { deliveries, exit_code } = result;
   const interrupted = signal.aborted && signal.reason instanceof InterruptedError ? signal.reason : undefined;
