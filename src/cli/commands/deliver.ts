@@ -14,7 +14,7 @@ import { printDeliver, type Delivered } from '../output/deliver-result.js';
 import { routeReview } from '../output/status-view.js';
 import { reviewChoices, reviewOptions, type ReviewFlags } from './review-options.js';
 import { folderOf, folderOptions, foldersOf, refuseOneFolderFlags, type FolderFlags } from './folder-options.js';
-import { checkOutcome, htmlOption, writeReportPage, type HtmlFlags } from './html-option.js';
+import { runCheck, htmlOption, writeReportPage, type HtmlFlags } from './html-option.js';
 
 interface DeliverFlags extends FolderFlags, ReviewFlags, HtmlFlags {
   dryRun?: boolean;
@@ -99,8 +99,8 @@ async function writePreflightPage(
   folders: string[],
   flags: DeliverFlags,
 ): Promise<void> {
-  const outcome = await checkOutcome(op.with({ onEvent: () => {} }), folders, flags);
-  await writeReportPage(op, io, file, 'deliver', folders, outcome);
+  const checkRun = await runCheck(op.with({ onEvent: () => {} }), folders, flags);
+  await writeReportPage(op, io, file, 'deliver', folders, checkRun);
 }
 
 /** What the delivery of one folder or several may do, as the core takes it. */

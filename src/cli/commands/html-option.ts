@@ -25,14 +25,14 @@ export const htmlOption = new Option(
 );
 
 /** A check's result, one folder's or several's, or what it threw: the page is written for either. */
-export type CheckOutcome = { result: CheckManyResult } | { thrown: unknown };
+export type CheckRun = { result: CheckManyResult } | { thrown: unknown };
 
 /** Runs the core's check (one folder alone or several) and keeps what it threw instead of throwing it. */
-export async function checkOutcome(
+export async function runCheck(
   op: Operation,
   folders: string[],
   flags: FolderFlags & { source?: string | undefined },
-): Promise<CheckOutcome> {
+): Promise<CheckRun> {
   const { checkFolders } = await import('../../core/delivery/check.js');
   try {
     return {
@@ -49,7 +49,7 @@ export async function checkOutcome(
 }
 
 /**
- * Writes the page of `outcome` to `file` (relative to the working folder), atomically, over any file there (its
+ * Writes the page of `checkRun` to `file` (relative to the working folder), atomically, over any file there (its
  * mode kept; a new file gets 0644 less the umask: it holds no record value and is made to be passed on). An
  * interruption writes nothing (the check did not end) and is thrown. A file that cannot be written is a usage
  * error.
@@ -60,15 +60,15 @@ export async function writeReportPage(
   file: string,
   command: 'check' | 'deliver',
   folders: string[],
-  outcome: CheckOutcome,
+  checkRun: CheckRun,
 ): Promise<void> {
-  if ('thrown' in outcome && outcome.thrown instanceof InterruptedError) throw outcome.thrown;
+  if ('thrown' in checkRun && checkRun.thrown instanceof InterruptedError) throw checkRun.thrown;
   const { renderHtmlReport } = await import('../output/html-report.js');
   const target = path.resolve(op.runtime.cwd, file);
   const html = renderHtmlReport({
     command,
     dirs: folders,
-    checked: pageFolders(folders, outcome),
+    checked: pageFolders(folders, checkRun),
     at: op.runtime.now(),
     version: packageVersion(),
   });
@@ -82,9 +82,9 @@ export async function writeReportPage(
   io.notice(`wrote the report page ${target}`);
 }
 
-function pageFolders(folders: string[], outcome: CheckOutcome): ReportPage['checked'] {
-  if ('thrown' in outcome) return { failure: failureData(toBdsError(outcome.thrown)) };
-  return { folders: outcome.result.checks.map((check, i) => ({ dir: folders[i]!, outcome: check })) };
+function pageFolders(folders: string[], checkRun: CheckRun): ReportPage['checked'] {
+  if ('thrown' in checkRun) return { failure: failureData(toBdsError(checkRun.thrown)) };
+  return { folders: checkRun.result.checks.map((check, i) => ({ dir: folders[i]!, check })) };
 }
 
 function existingMode(file: string): number | undefined {
