@@ -13,11 +13,12 @@ import {
   type CheckResult,
 } from './core/delivery/check.js';
 import {
+  deliverFolder,
   deliverMany as deliverManyUseCase,
   type DeliverManyOptions,
   type DeliverManyResult,
-} from './core/delivery/deliver-many.js';
-import { deliverFolder, type DeliverOptions, type DeliverResult, type DryRunResult } from './core/delivery/deliver.js';
+} from './core/delivery/deliver-run.js';
+import type { DeliverOptions, DeliverResult, DryRunResult } from './core/delivery/deliver.js';
 import type { EventListener } from './core/delivery/events.js';
 import { abortError } from './core/errors.js';
 import { type CallOptions, checkOptions, type OptionKind } from './core/options.js';
@@ -53,7 +54,7 @@ export type {
   CheckResult,
 } from './core/delivery/check.js';
 export type { DeliverOptions, DeliverResult, DryRunResult, FailedDelivery } from './core/delivery/deliver.js';
-export type { DeliverManyOptions, DeliverManyResult, MonthResult } from './core/delivery/deliver-many.js';
+export type { DeliverManyOptions, DeliverManyResult, MonthResult } from './core/delivery/deliver-run.js';
 export type { FailureData } from './core/delivery/failure.js';
 export type { SchemaChanges } from './core/delivery/plan.js';
 export type { ColumnChange, ColumnDiff, ColumnEntry } from './core/preflight/columns.js';

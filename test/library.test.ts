@@ -1,6 +1,7 @@
 // The library as a Node pipeline uses it: import { deliver, ... } from '@batch-delivery/bds', against the sandbox.
 
 import { spawnSync } from 'node:child_process';
+import { renameSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
@@ -77,6 +78,38 @@ describe('the library', () => {
     expect(events).toContainEqual(expect.objectContaining({ type: 'notice', code: 'test_key' }));
     // Data, not sentences: no event carries a message but a warning's.
     expect(events.filter((e) => 'message' in e)).toEqual([]);
+  });
+
+  it("deliver is deliverMany's run of one folder: its month's result as is, without the run's events; a listener's own exception as thrown", async () => {
+    const box = await sandbox();
+    const source = newSource(box);
+    const folder = makeFolder({ records: 4 });
+    const dir = path.join(tempDir(), 'records-2024-05');
+    renameSync(folder.dir, dir);
+    const env = envFor(box, source);
+    const aloneEvents: DeliveryEvent[] = [];
+    const alone = await deliver({ dir, env, onEvent: (e) => aloneEvents.push(e) });
+    const manyEvents: DeliveryEvent[] = [];
+    const many = await deliverMany({ dirs: [dir], env, onEvent: (e) => manyEvents.push(e) });
+    const { dir: manyDir, error, ...month } = many.deliveries[0]!;
+    expect([manyDir, error, many.exit_code]).toEqual([dir, null, 0]);
+    // The second run found the first's batch: all else is the same, in the same order.
+    expect(Object.keys(alone)).toEqual(Object.keys(month));
+    expect({ ...alone, batch: alone.batch.id, skipped: true }).toEqual({ ...month, batch: alone.batch.id });
+    expect(aloneEvents.filter((e) => e.type === 'queued' || e.type === 'ended')).toEqual([]);
+    expect(manyEvents.map((e) => e.type)).toEqual(expect.arrayContaining(['queued', 'ended']));
+
+    class Mine extends Error {}
+    const mine = new Mine('the pipeline stops here');
+    const thrown = await deliver({
+      dir,
+      force: true,
+      env,
+      onEvent: (e) => {
+        if (e.type === 'step' && e.step === 'creating') throw mine;
+      },
+    }).catch((e: unknown) => e);
+    expect(thrown).toBe(mine);
   });
 
   it('an AbortSignal stops the upload (exit code 130, record saved); the same call again resumes to one batch', async () => {

@@ -33,18 +33,18 @@ function record(step: RecordStep, batchId?: string, inputsDigest = DIGEST): Deli
 }
 
 function decide(facts: Partial<RerunFacts>) {
-  return decideRerun({ batches: [], record: undefined, inputsDigest: DIGEST, skipDelivered: false, ...facts });
+  return decideRerun({ batches: [], deliveryRecord: undefined, inputsDigest: DIGEST, skipDelivered: false, ...facts });
 }
 
 describe('decideRerun', () => {
-  it('nothing listed, no record: deliver', () => {
+  it('nothing listed, no deliveryRecord: deliver', () => {
     expect(decide({})).toEqual({ kind: 'new', abandoned: undefined });
   });
 
   it('our own batch delivered: already delivered from this file, whatever else is listed', () => {
     const ours = batch('bat_ours', 'in_review');
     expect(
-      decide({ batches: [batch('bat_other', 'received'), ours], record: record('completed', 'bat_ours') }),
+      decide({ batches: [batch('bat_other', 'received'), ours], deliveryRecord: record('completed', 'bat_ours') }),
     ).toEqual({
       kind: 'delivered',
       batch: ours,
@@ -68,23 +68,23 @@ describe('decideRerun', () => {
 
   it('an interrupted delivery whose batch awaits its upload: resume it', () => {
     const interrupted = record('created', 'bat_ours');
-    expect(decide({ batches: [batch('bat_ours', 'awaiting_upload')], record: interrupted })).toEqual({
+    expect(decide({ batches: [batch('bat_ours', 'awaiting_upload')], deliveryRecord: interrupted })).toEqual({
       kind: 'resume',
-      record: interrupted,
+      deliveryRecord: interrupted,
     });
   });
 
   it('a create whose answer was lost (no batch id) with an awaiting_upload batch listed: resume, repeating the create', () => {
     const lost = record('creating');
-    expect(decide({ batches: [batch('bat_maybe', 'awaiting_upload')], record: lost })).toEqual({
+    expect(decide({ batches: [batch('bat_maybe', 'awaiting_upload')], deliveryRecord: lost })).toEqual({
       kind: 'resume',
-      record: lost,
+      deliveryRecord: lost,
     });
   });
 
   it('a create that made nothing (refused, say with 401) and nothing awaiting upload: deliver, not resume', () => {
-    expect(decide({ batches: [], record: record('creating') })).toEqual({ kind: 'new', abandoned: undefined });
-    expect(decide({ batches: [batch('bat_old', 'rejected')], record: record('creating') })).toEqual({
+    expect(decide({ batches: [], deliveryRecord: record('creating') })).toEqual({ kind: 'new', abandoned: undefined });
+    expect(decide({ batches: [batch('bat_old', 'rejected')], deliveryRecord: record('creating') })).toEqual({
       kind: 'new',
       abandoned: undefined,
     });
@@ -92,22 +92,25 @@ describe('decideRerun', () => {
 
   it('the report or schema changed: deliver a fresh batch, abandoning the half-way one; nothing abandoned when nothing was made', () => {
     const changed = record('created', 'bat_ours', 'another digest');
-    expect(decide({ batches: [batch('bat_ours', 'awaiting_upload')], record: changed })).toEqual({
+    expect(decide({ batches: [batch('bat_ours', 'awaiting_upload')], deliveryRecord: changed })).toEqual({
       kind: 'new',
       abandoned: changed,
     });
     const lost = record('creating', undefined, 'another digest');
-    expect(decide({ batches: [batch('bat_maybe', 'awaiting_upload')], record: lost })).toEqual({
+    expect(decide({ batches: [batch('bat_maybe', 'awaiting_upload')], deliveryRecord: lost })).toEqual({
       kind: 'new',
       abandoned: lost,
     });
-    expect(decide({ batches: [], record: lost })).toEqual({ kind: 'new', abandoned: undefined });
+    expect(decide({ batches: [], deliveryRecord: lost })).toEqual({ kind: 'new', abandoned: undefined });
   });
 
   it('--force (nothing listed, the record alone): resume what can be resumed, else deliver', () => {
     const interrupted = record('created', 'bat_ours');
-    expect(decide({ batches: undefined, record: interrupted })).toEqual({ kind: 'resume', record: interrupted });
-    expect(decide({ batches: undefined, record: record('completed', 'bat_ours') })).toEqual({
+    expect(decide({ batches: undefined, deliveryRecord: interrupted })).toEqual({
+      kind: 'resume',
+      deliveryRecord: interrupted,
+    });
+    expect(decide({ batches: undefined, deliveryRecord: record('completed', 'bat_ours') })).toEqual({
       kind: 'new',
       abandoned: undefined,
     });

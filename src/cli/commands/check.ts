@@ -6,7 +6,7 @@ import type { DeliveryEvent } from '../../core/delivery/events.js';
 import { defineCommand } from '../command.js';
 import { printCheck, type Checked } from '../output/check-result.js';
 import { folderOptions, foldersOf, refuseOneFolderFlags, type FolderFlags } from './folder-options.js';
-import { checkOutcome, htmlOption, writeReportPage, type HtmlFlags } from './html-option.js';
+import { runCheck, htmlOption, writeReportPage, type HtmlFlags } from './html-option.js';
 
 export default defineCommand<FolderFlags & HtmlFlags, Checked>({
   name: 'check',
@@ -23,10 +23,10 @@ export default defineCommand<FolderFlags & HtmlFlags, Checked>({
       onEvent: (event: DeliveryEvent) =>
         event.type === 'notice' && event.code === 'schema_changes' ? undefined : view.onEvent(event),
     });
-    const outcome = await checkOutcome(checking, folders, flags);
-    if (flags.html !== undefined) await writeReportPage(op, io, flags.html, 'check', folders, outcome);
-    if ('thrown' in outcome) throw outcome.thrown;
-    return { dirs: folders, result: outcome.result };
+    const checkRun = await runCheck(checking, folders, flags);
+    if (flags.html !== undefined) await writeReportPage(op, io, flags.html, 'check', folders, checkRun);
+    if ('thrown' in checkRun) throw checkRun.thrown;
+    return { dirs: folders, result: checkRun.result };
   },
   print: printCheck,
 });

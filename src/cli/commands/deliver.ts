@@ -1,6 +1,6 @@
-// bds deliver: the folder's delivery (core/delivery/deliver.ts) shown as it happens, then its result
-// (output/deliver-result.ts). Several folders (core/delivery/deliver-many.ts): a live view of the months running,
-// then a table with one row per month.
+// bds deliver: the run of one folder or several (core/delivery/deliver-run.ts) shown as it happens
+// (output/delivery-view.ts), then its result (output/deliver-result.ts): one folder's summary, or a table with
+// one row per month.
 
 import { Option } from 'commander';
 import { checkJobs, JOBS } from '../../core/delivery/jobs.js';
@@ -10,11 +10,11 @@ import type { ReviewChoices } from '../../core/status/status.js';
 import { defineCommand } from '../command.js';
 import type { Operation } from '../../core/operation.js';
 import type { IO } from '../output/io.js';
-import { printDeliver, type DeliverOutcome } from '../output/deliver-result.js';
+import { printDeliver, type Delivered } from '../output/deliver-result.js';
 import { routeReview } from '../output/status-view.js';
 import { reviewChoices, reviewOptions, type ReviewFlags } from './review-options.js';
 import { folderOf, folderOptions, foldersOf, refuseOneFolderFlags, type FolderFlags } from './folder-options.js';
-import { checkOutcome, htmlOption, writeReportPage, type HtmlFlags } from './html-option.js';
+import { runCheck, htmlOption, writeReportPage, type HtmlFlags } from './html-option.js';
 
 interface DeliverFlags extends FolderFlags, ReviewFlags, HtmlFlags {
   dryRun?: boolean;
@@ -23,7 +23,7 @@ interface DeliverFlags extends FolderFlags, ReviewFlags, HtmlFlags {
   jobs?: string;
 }
 
-export default defineCommand<DeliverFlags, DeliverOutcome>({
+export default defineCommand<DeliverFlags, Delivered>({
   name: 'deliver',
   description:
     'check a folder written by the scrubber and deliver it as one batch; several folders: one per month, oldest first',
@@ -63,21 +63,28 @@ export default defineCommand<DeliverFlags, DeliverOutcome>({
     const jobs = parseJobs(flags.jobs);
     refuseOneFolderFlags(folders, flags, 'deliver');
     if (flags.html !== undefined) await writePreflightPage(op, io, flags.html, folders, flags);
-    if (folders.length > 1) return runMany(op, io, flags, folders, jobs);
     const started = op.runtime.now().getTime();
     const [{ runDeliver }, { DeliveryView }] = await Promise.all([
-      import('../../core/delivery/deliver.js'),
+      import('../../core/delivery/deliver-run.js'),
       import('../output/delivery-view.js'),
     ]);
-    const view = new DeliveryView(io, op.runtime.now, op.runtime.cwd);
-    const run = await runDeliver(
-      { ...folderOf(folders[0]!, flags), ...deliveryChoices(flags) },
-      op.with({ onEvent: routeReview(io, view.onEvent) }),
-    );
-    return { folders: 'one', run, elapsedMs: op.runtime.now().getTime() - started };
+    const alone = folders.length === 1;
+    const view = new DeliveryView(io, op.runtime.now, op.runtime.cwd, !alone);
+    const choices = deliveryChoices(flags);
+    try {
+      const run = await runDeliver(
+        alone
+          ? { ...folderOf(folders[0]!, flags), ...choices }
+          : { dirs: folders, product: flags.product, jobs, ...choices },
+        op.with({ onEvent: routeReview(io, view.onEvent, () => view.close()) }),
+      );
+      return { alone, run, elapsedMs: op.runtime.now().getTime() - started };
+    } finally {
+      view.close();
+    }
   },
-  print: (io, outcome, flags, op) => printDeliver(io, outcome, op, flags.timeout),
-  monitored: { months: (outcome) => monthRuns(outcome.run), delivers: (flags) => flags.dryRun !== true },
+  print: (io, delivered, flags, op) => printDeliver(io, delivered, op, flags.timeout),
+  monitored: { months: (delivered) => monthRuns(delivered.run), delivers: (flags) => flags.dryRun !== true },
 });
 
 /**
@@ -92,8 +99,8 @@ async function writePreflightPage(
   folders: string[],
   flags: DeliverFlags,
 ): Promise<void> {
-  const outcome = await checkOutcome(op.with({ onEvent: () => {} }), folders, flags);
-  await writeReportPage(op, io, file, 'deliver', folders, outcome);
+  const checkRun = await runCheck(op.with({ onEvent: () => {} }), folders, flags);
+  await writeReportPage(op, io, file, 'deliver', folders, checkRun);
 }
 
 /** What the delivery of one folder or several may do, as the core takes it. */
@@ -104,28 +111,4 @@ function deliveryChoices(flags: DeliverFlags): DeliveryChoices & ReviewChoices {
 /** --jobs as a number, checked with one folder too: a typo should not wait for the day it matters. */
 function parseJobs(jobs: string | undefined): number | undefined {
   return jobs === undefined ? undefined : checkJobs(/^\d+$/.test(jobs) ? Number(jobs) : Number.NaN, jobs);
-}
-
-async function runMany(
-  op: Operation,
-  io: IO,
-  flags: DeliverFlags,
-  dirs: string[],
-  jobs: number | undefined,
-): Promise<DeliverOutcome> {
-  const started = op.runtime.now().getTime();
-  const [{ runDeliverMany }, { ManyView }] = await Promise.all([
-    import('../../core/delivery/deliver-many.js'),
-    import('../output/many-view.js'),
-  ]);
-  const view = new ManyView(io, op.runtime.now, op.runtime.cwd);
-  try {
-    const run = await runDeliverMany(
-      { dirs, product: flags.product, jobs, ...deliveryChoices(flags) },
-      op.with({ onEvent: routeReview(io, view.onEvent, () => view.close()) }),
-    );
-    return { folders: 'many', run, elapsedMs: op.runtime.now().getTime() - started };
-  } finally {
-    view.close();
-  }
 }

@@ -4,7 +4,7 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { Option } from 'commander';
-import type { CheckManyResult, CheckResult } from '../../core/delivery/check.js';
+import type { CheckManyResult } from '../../core/delivery/check.js';
 import { failureData } from '../../core/delivery/failure.js';
 import { InterruptedError, toBdsError, UsageError } from '../../core/errors.js';
 import { writeFileAtomic } from '../../core/files.js';
@@ -24,22 +24,24 @@ export const htmlOption = new Option(
   'also write a one-page HTML report to sign the month off: verdict, counts, schema with roles, scrub figures',
 );
 
-/** A check's result, or what it threw: the page is written for either. */
-export type CheckOutcome = { result: CheckResult | CheckManyResult } | { thrown: unknown };
+/** A check's result, one folder's or several's, or what it threw: the page is written for either. */
+export type CheckRun = { result: CheckManyResult } | { thrown: unknown };
 
-/** Runs the core's check (one folder or several) and keeps what it threw instead of throwing it. */
-export async function checkOutcome(
+/** Runs the core's check (one folder alone or several) and keeps what it threw instead of throwing it. */
+export async function runCheck(
   op: Operation,
   folders: string[],
   flags: FolderFlags & { source?: string | undefined },
-): Promise<CheckOutcome> {
-  const { check, checkMany } = await import('../../core/delivery/check.js');
+): Promise<CheckRun> {
+  const { checkFolders } = await import('../../core/delivery/check.js');
   try {
     return {
-      result:
+      result: await checkFolders(
         folders.length === 1
-          ? await check(folderOf(folders[0]!, flags), op)
-          : await checkMany({ dirs: folders, product: flags.product, sourceId: flags.source }, op),
+          ? folderOf(folders[0]!, flags)
+          : { dirs: folders, product: flags.product, sourceId: flags.source },
+        op,
+      ),
     };
   } catch (thrown) {
     return { thrown };
@@ -47,7 +49,7 @@ export async function checkOutcome(
 }
 
 /**
- * Writes the page of `outcome` to `file` (relative to the working folder), atomically, over any file there (its
+ * Writes the page of `checkRun` to `file` (relative to the working folder), atomically, over any file there (its
  * mode kept; a new file gets 0644 less the umask: it holds no record value and is made to be passed on). An
  * interruption writes nothing (the check did not end) and is thrown. A file that cannot be written is a usage
  * error.
@@ -58,15 +60,15 @@ export async function writeReportPage(
   file: string,
   command: 'check' | 'deliver',
   folders: string[],
-  outcome: CheckOutcome,
+  checkRun: CheckRun,
 ): Promise<void> {
-  if ('thrown' in outcome && outcome.thrown instanceof InterruptedError) throw outcome.thrown;
+  if ('thrown' in checkRun && checkRun.thrown instanceof InterruptedError) throw checkRun.thrown;
   const { renderHtmlReport } = await import('../output/html-report.js');
   const target = path.resolve(op.runtime.cwd, file);
   const html = renderHtmlReport({
     command,
     dirs: folders,
-    checked: pageFolders(folders, outcome),
+    checked: pageFolders(folders, checkRun),
     at: op.runtime.now(),
     version: packageVersion(),
   });
@@ -80,10 +82,9 @@ export async function writeReportPage(
   io.notice(`wrote the report page ${target}`);
 }
 
-function pageFolders(folders: string[], outcome: CheckOutcome): ReportPage['checked'] {
-  if ('thrown' in outcome) return { failure: failureData(toBdsError(outcome.thrown)) };
-  const checks = 'checks' in outcome.result ? outcome.result.checks : [outcome.result];
-  return { folders: checks.map((check, i) => ({ dir: folders[i]!, outcome: check })) };
+function pageFolders(folders: string[], checkRun: CheckRun): ReportPage['checked'] {
+  if ('thrown' in checkRun) return { failure: failureData(toBdsError(checkRun.thrown)) };
+  return { folders: checkRun.result.checks.map((check, i) => ({ dir: folders[i]!, check })) };
 }
 
 function existingMode(file: string): number | undefined {

@@ -11,14 +11,14 @@ import { renderTable } from './table.js';
 import { displayWidth, padToWidth } from './width.js';
 import { schemaChangeText } from './words.js';
 
-/** The folders as the user named them, and the library's result: one folder's, or several folders'. */
-export type Checked = { dirs: string[]; result: CheckResult | CheckManyResult };
+/** The folders as the user named them, and the core's result: one per folder. */
+export type Checked = { dirs: string[]; result: CheckManyResult };
 
-/** Each folder's preview, or why it failed; exit 2 when one failed. */
+/** Each folder's preview, or why it failed; exit 2 when one failed. One folder's JSON is its own result. */
 export function printCheck(io: IO, { dirs, result }: Checked): number | undefined {
-  const checks = 'checks' in result ? result.checks : [result];
+  const { checks } = result;
   const ready = checks.filter((check) => check.ok).length;
-  io.result(result, () =>
+  io.result(dirs.length === 1 ? checks[0] : result, () =>
     [
       ...checks.map((check, i) => (check.ok ? preview(io, dirs[i]!, check) : failureLine(io, dirs[i]!, check))),
       ...(checks.length > 1 ? [`${ready} of ${checks.length} folders are ready to deliver.`] : []),

@@ -2,8 +2,13 @@
 // line or JSON; several folders as a table with one row per month; then, with --wait, the review below it and
 // the lines that say why the exit code is 7. In GitHub Actions, a step summary too.
 
-import type { DeliverResult, DeliverRun, DeliverySummary, DryRunResult } from '../../core/delivery/deliver.js';
-import type { DeliverManyResult, MonthResult } from '../../core/delivery/deliver-many.js';
+import type { DeliverResult, DeliverySummary, DryRunResult } from '../../core/delivery/deliver.js';
+import {
+  folderResult,
+  type DeliverManyResult,
+  type DeliverRun,
+  type MonthResult,
+} from '../../core/delivery/deliver-run.js';
 import { abortError, EXIT_CODES, InterruptedError } from '../../core/errors.js';
 import type { Operation } from '../../core/operation.js';
 import type { Month } from '../../core/status/ledger.js';
@@ -14,35 +19,35 @@ import { sayVerdict, statusLines, statusText } from './status-view.js';
 import { renderTable } from './table.js';
 import { deliveredText } from './words.js';
 
-/** What a run of `bds deliver` came to: one folder's or several folders', and how long it took. */
-export type DeliverOutcome =
-  | { folders: 'one'; run: DeliverRun<DeliverResult | DryRunResult>; elapsedMs: number }
-  | { folders: 'many'; run: DeliverRun<DeliverManyResult>; elapsedMs: number };
+/** A run of `bds deliver`: the core's run, whether it was of one folder alone, and how long it took. */
+export interface Delivered {
+  alone: boolean;
+  run: DeliverRun;
+  elapsedMs: number;
+}
 
 /**
- * The run's result, then --wait's verdict; returns the exit code. A run that failed once months began throws its
- * error here, for run-command.ts to report as any other. `timeout`: --timeout as written, if given.
+ * The run's result, then --wait's verdict; returns the exit code. One folder's is its flat result (its failure
+ * thrown here, as a run that failed once months began throws its error, for run-command.ts to report as any
+ * other). `timeout`: --timeout as written, if given.
  */
 export function printDeliver(
   io: IO,
-  outcome: DeliverOutcome,
+  { alone, run, elapsedMs }: Delivered,
   op: Operation,
   timeout: string | undefined,
 ): number | void {
-  if ('thrown' in outcome.run) throw outcome.run.thrown;
-  const { run, elapsedMs } = outcome;
-  const code =
-    outcome.folders === 'many'
-      ? printMany(io, op, outcome.run.result, elapsedMs)
-      : printOne(io, op, outcome.run.result, elapsedMs);
-  const review = 'review' in run.result ? run.result.review : undefined;
+  if ('thrown' in run) throw run.thrown;
+  const code = alone ? printFolder(io, op, folderResult(run), elapsedMs) : printMonths(io, op, run.result, elapsedMs);
+  const { review } = run.result;
   // --wait: after a delivery, the review's exit code (with several folders, already the result's).
   return review && run.review
     ? sayVerdict(io, review, { failOn: run.review.failOn, waited: timeout ?? writtenDuration(run.review.timeoutMs) })
     : code;
 }
 
-function printOne(io: IO, op: Operation, result: DeliverResult | DryRunResult, elapsedMs: number): number | void {
+/** One folder's flat result: its delivery, its dry run, or its delivery and the wait the signal stopped. */
+function printFolder(io: IO, op: Operation, result: DeliverResult | DryRunResult, elapsedMs: number): number | void {
   if ('dry_run' in result) printDryRun(io, result);
   else if (result.review === null) return printStoppedWait(io, op, result, elapsedMs);
   else printDelivery(io, result, elapsedMs);
@@ -72,7 +77,7 @@ function statusCommand(first: Month & { source_id: string }, last: Month): strin
 }
 
 /** One row per month, oldest first; the exit code is the first failed month's (an interruption's if stopped). */
-function printMany(io: IO, op: Operation, result: DeliverManyResult, elapsedMs: number): number {
+function printMonths(io: IO, op: Operation, result: DeliverManyResult, elapsedMs: number): number {
   const { signal } = op;
   const { deliveries, exit_code } = result;
   const interrupted = signal.aborted && signal.reason instanceof InterruptedError ? signal.reason : undefined;

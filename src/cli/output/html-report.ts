@@ -13,7 +13,7 @@ import { counted, formatBytes } from './format.js';
 /** One folder as the user named it, and what checking it gave. */
 export interface PageFolder {
   dir: string;
-  outcome: CheckResult | CheckFailure;
+  check: CheckResult | CheckFailure;
 }
 
 export interface ReportPage {
@@ -82,7 +82,7 @@ function pageVerdict({ command, checked }: ReportPage): Verdict {
     return { ready: false, title: 'Not ready to deliver', lines: errorLines(checked.failure, undefined) };
   }
   const { folders } = checked;
-  const failed = folders.filter((f): f is PageFolder & { outcome: CheckFailure } => !f.outcome.ok);
+  const failed = folders.filter((f): f is PageFolder & { check: CheckFailure } => !f.check.ok);
   if (failed.length > 0) {
     const first = failed[0]!;
     return {
@@ -90,11 +90,11 @@ function pageVerdict({ command, checked }: ReportPage): Verdict {
       title: 'Not ready to deliver',
       lines: [
         ...(folders.length > 1 ? [`${failed.length} of ${counted(folders.length, 'folder')} failed.`] : []),
-        ...errorLines(first.outcome.error, folders.length > 1 ? first.dir : undefined),
+        ...errorLines(first.check.error, folders.length > 1 ? first.dir : undefined),
       ],
     };
   }
-  const checks = folders.map((f) => f.outcome as CheckResult);
+  const checks = folders.map((f) => f.check as CheckResult);
   const noPeriod = checks.some((c) => c.period === null);
   if (noPeriod && command === 'deliver') {
     return {
@@ -125,20 +125,20 @@ function errorLines(error: FailureData, dir: string | undefined): string[] {
   ];
 }
 
-function folderSection({ dir, outcome }: PageFolder, heading: boolean): string {
+function folderSection({ dir, check }: PageFolder, heading: boolean): string {
   const title = heading ? `<h2 class="folder">${escapeHtml(cleanText(dir))}</h2>` : '';
-  if (!outcome.ok) {
+  if (!check.ok) {
     return `<section class="failed">${title}
-<p class="error">${errorLines(outcome.error, undefined).map(escapeHtml).join('<br>')}</p>
+<p class="error">${errorLines(check.error, undefined).map(escapeHtml).join('<br>')}</p>
 </section>`;
   }
   return `<section>${title}
-${facts(outcome)}
-${rolesSection(outcome)}
-${reportSection(outcome)}
-${schemaSection(outcome)}
-${changesSection(outcome)}
-${warningsSection(outcome)}
+${facts(check)}
+${rolesSection(check)}
+${reportSection(check)}
+${schemaSection(check)}
+${changesSection(check)}
+${warningsSection(check)}
 </section>`;
 }
 

@@ -44,11 +44,6 @@ export interface CheckResult {
   schema_changes: SchemaChanges | null;
 }
 
-export async function check(options: CheckOptions, op: Operation): Promise<CheckResult> {
-  await op.announceSettings();
-  return checkQuickChecked(await quickCheck(options, op), options, op);
-}
-
 export interface CheckManyOptions extends Pick<CheckOptions, 'product' | 'sourceId'> {
   /** The folders; each one's period is the YYYY-MM in its name, if any. */
   dirs: string[];
@@ -66,15 +61,31 @@ export interface CheckManyResult {
   checks: Array<CheckResult | CheckFailure>;
 }
 
+/** One folder: its result, or its failure thrown as it was. */
+export async function check(options: CheckOptions, op: Operation): Promise<CheckResult> {
+  return (await checkFolders(options, op)).checks[0] as CheckResult;
+}
+
+/** Several folders: one result each, a failure among them (see checkFolders). */
+export function checkMany(options: CheckManyOptions, op: Operation): Promise<CheckManyResult> {
+  return checkFolders(options, op);
+}
+
 /**
- * Several folders, one after the other: a folder that fails (its files, or the rules for several folders: one
- * folder per month and product, one data file per month) becomes a failed result, told by an 'ended' event, and
- * the others are still checked. A folder that passed is told once all are checked: a later folder may show that
- * its data file is also an earlier month's, which fails the later month in period order, as deliver would.
+ * One folder alone (CheckOptions: its period and files may be given), or several, one after the other (each
+ * one's period the YYYY-MM in its name, if any). One folder's failure is thrown. Of several, a folder that fails
+ * (its files, or the rules for several folders: one folder per month and product, one data file per month)
+ * becomes a failed result, told by an 'ended' event, and the others are still checked; a folder that passed is
+ * told once all are checked: a later folder may show that its data file is also an earlier month's, which fails
+ * the later month in period order, as deliver would.
  */
-export async function checkMany(options: CheckManyOptions, op: Operation): Promise<CheckManyResult> {
-  if (options.dirs.length === 0) throw new UsageError('no folder to check');
+export async function checkFolders(options: CheckOptions | CheckManyOptions, op: Operation): Promise<CheckManyResult> {
+  const several = 'dirs' in options;
+  if (several && options.dirs.length === 0) throw new UsageError('no folder to check');
   await op.announceSettings();
+  const folders: CheckOptions[] = several
+    ? options.dirs.map((dir) => ({ dir, product: options.product, sourceId: options.sourceId }))
+    : [options];
   const checks: CheckManyResult['checks'] = [];
   const earlier: FolderCheck[] = [];
   const passed: Array<{ index: number; folder: FolderCheck; result: CheckResult }> = [];
@@ -83,8 +94,7 @@ export async function checkMany(options: CheckManyOptions, op: Operation): Promi
     op.onEvent({ type: 'ended', dir, error: failure });
     checks[index] = { ok: false, dir: path.resolve(op.runtime.cwd, dir), error: failure };
   };
-  for (const [index, dir] of options.dirs.entries()) {
-    const folderOptions = { dir, product: options.product, sourceId: options.sourceId };
+  for (const [index, folderOptions] of folders.entries()) {
     try {
       const folder = await quickCheck(folderOptions, op);
       const duplicate = duplicateError(folder, earlier);
@@ -106,12 +116,13 @@ export async function checkMany(options: CheckManyOptions, op: Operation): Promi
       fail(later.index, later.folder.dir, sameFileInRun(first.folder, later.folder, later.result));
       if (later === other) passed.splice(passed.indexOf(other), 1, month);
     } catch (thrown) {
+      if (!several) throw thrown;
       const error = toBdsError(thrown);
       if (error.exitCode !== EXIT_CODES.usage) throw error;
-      fail(index, dir, error);
+      fail(index, folderOptions.dir, error);
     }
   }
-  for (const { folder } of passed) op.onEvent({ type: 'ended', dir: folder.dir, error: null });
+  if (several) for (const { folder } of passed) op.onEvent({ type: 'ended', dir: folder.dir, error: null });
   return { checks };
 }
 

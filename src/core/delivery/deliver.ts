@@ -1,8 +1,8 @@
-// `deliver` as a whole, in the order that keeps it safe: the settings' warnings, the quick folder checks (what was
-// typed on the line: a folder that is not there is said before a setting that is missing), source and key, the
-// lock (before the long read, so that a second bds stops at once), the one pass over the data file, the schema
-// compared with the last delivery's, then the delivery or, for a dry run, what it would do. Temp files and the
-// lock are released whatever happens.
+// One month's delivery, in the order that keeps it safe: the quick folder checks (what was typed on the line: a
+// folder that is not there is said before a setting that is missing), source and key, the lock (before the long
+// read, so that a second bds stops at once), the one pass over the data file, the schema compared with the last
+// delivery's, then the delivery or, for a dry run, what it would do. Temp files and the lock are released
+// whatever happens. The run of one folder or several around it is deliver-run.ts's.
 
 import type { BatchListEntry, BatchStatus, Product } from '../api/types.js';
 import { UsageError, type BdsError } from '../errors.js';
@@ -19,13 +19,7 @@ import { RateLimiter } from './rate-limit.js';
 import { Journal } from './journal.js';
 import { removeCopy } from '../datapass/data-pass.js';
 import type { RerunDecision } from './rerun.js';
-import {
-  checkReviewChoices,
-  reviewOf,
-  type ReviewChoices,
-  type ReviewRules,
-  type StatusResult,
-} from '../status/status.js';
+import { reviewOf, type ReviewChoices, type StatusResult } from '../status/status.js';
 import { recordedDir, type SameFile } from './same-file.js';
 import { failureData, type FailureData } from './failure.js';
 
@@ -114,59 +108,11 @@ export interface FailedDelivery {
 }
 
 /**
- * One month's delivery as data: delivered, a dry run, or failed with what it had learned and what was thrown,
- * which only the single-folder entry throws (as it was: a library caller's own exception comes back as is).
- * `passBegun`: the lock was taken and the pass over the data file began, which makes the run one of this
- * month's (for the metrics file).
+ * One month's delivery as data: delivered, a dry run, or failed with what it had learned and what was thrown.
+ * `passBegun`: the lock was taken and the pass over the data file began (see deliver-run.ts's DeliverRun).
  */
-export type MonthOutcome =
+export type MonthDelivery =
   { result: DeliverResult | DryRunResult } | { result: FailedDelivery; thrown: unknown; passBegun: boolean };
-
-/** The months a run is about, as its results name them. */
-export type RunMonth = Pick<DeliverySummary, 'source_id' | 'period' | 'product'>;
-
-/**
- * A run of deliver as its entry gets it: the result, with the rules of the review's verdict when it waits
- * (undefined when it does not); or, for a run that failed once months had begun, the error. Either way `months`
- * names the months whose delivery began (each took its lock and began its pass): the months the run is one of,
- * for the metrics file, with one folder as with several. A month stopped before its lock (another process holds
- * it, its state folder cannot be used, or it was never started) is none of them.
- */
-export type DeliverRun<Result> =
-  { result: Result; review: ReviewRules | undefined; months: RunMonth[] } | { thrown: unknown; months: RunMonth[] };
-
-/** The library's deliver: the run's result, or its error thrown. */
-export async function deliverFolder(options: DeliverOptions, op: Operation): Promise<DeliverResult | DryRunResult> {
-  return resultOf(await runDeliver(options, op));
-}
-
-/** A run's result; a failed run's error is thrown here, at the edge. */
-export function resultOf<Result>(run: DeliverRun<Result>): Result {
-  if ('thrown' in run) throw run.thrown;
-  return run.result;
-}
-
-/** One folder: checked, delivered, and with `wait` its review waited for. Only what comes before the lock throws. */
-export async function runDeliver(
-  options: DeliverOptions,
-  op: Operation,
-): Promise<DeliverRun<DeliverResult | DryRunResult>> {
-  checkChoices(options);
-  const review = checkReviewChoices(options);
-  await op.announceSettings();
-  const folder = await checkDeliveryFolder(options, op);
-  const target = await deliveryTarget(op);
-  const outcome = await runDelivery(folder, target, options, op);
-  if ('thrown' in outcome) return { thrown: outcome.thrown, months: outcome.passBegun ? [outcome.result] : [] };
-  const { result } = outcome;
-  if (!review || 'dry_run' in result) return { result, review, months: [result] };
-  try {
-    const reviewed = await reviewUnlessStopped([result], target.sourceId, review, op);
-    return { result: { ...result, review: reviewed }, review, months: [result] };
-  } catch (thrown) {
-    return { thrown, months: [result] };
-  }
-}
 
 /**
  * The review of months delivered; null when the signal stops the wait. The delivery stands whatever the wait
@@ -246,7 +192,7 @@ export async function runDelivery(
   options: DeliveryChoices,
   op: Operation,
   run?: MonthInRun,
-): Promise<MonthOutcome> {
+): Promise<MonthDelivery> {
   const learned: Learned = { passBegun: false };
   try {
     return { result: await lockPlanDeliver(folder, target, options, op, run, learned) };
@@ -317,8 +263,8 @@ function lockPlanDeliver(
         would: wouldDo(decision, refusal, sameFile),
       };
     }
-    const outcome = await delivery.run();
-    return { batch: outcome.batch, ...summary, skipped: outcome.skipped, resumed: outcome.resumed };
+    const delivered = await delivery.run();
+    return { batch: delivered.batch, ...summary, skipped: delivered.skipped, resumed: delivered.resumed };
   });
 }
 
@@ -401,8 +347,8 @@ function wouldDo(
       if (decision.kind === 'new') return { action: 'deliver', batch_id: null, status: null, error: null };
       return {
         action: 'resume',
-        batch_id: decision.record.batchId ?? null,
-        status: decision.record.status ?? null,
+        batch_id: decision.deliveryRecord.batchId ?? null,
+        status: decision.deliveryRecord.status ?? null,
         error: null,
       };
   }

@@ -28,7 +28,8 @@ import { changeSince } from '../datapass/file-stamp.js';
 import { decideRerun, isDelivered, type RerunDecision } from './rerun.js';
 import { sameFileError, type SameFile } from './same-file.js';
 
-export interface DeliveryOptions {
+/** What a Delivery is made of: the month's plan, where it goes, and the run's parts it uses. */
+export interface DeliverySetup {
   plan: DeliveryPlan;
   /** The API in canonical form (url-rules.ts): what records and locks are keyed by. */
   api: string;
@@ -54,7 +55,8 @@ export interface DeliveryOptions {
   limiter?: RateLimiter | undefined;
 }
 
-export interface DeliveryOutcome {
+/** What a delivery ended with: the batch delivered, or found delivered. */
+export interface DeliveredBatch {
   /** With the service's record count when --skip-delivered counted a batch no record here ties to this file. */
   batch: BatchRef & { record_count?: number };
   /** Already delivered by an earlier run (or, with --skip-delivered, from another file): nothing was sent. */
@@ -69,35 +71,35 @@ export class RecordNotSavedError extends BdsError {
 }
 
 export class Delivery {
-  private readonly options: DeliveryOptions;
+  private readonly setup: DeliverySetup;
   private readonly key: DeliveryKey;
   private readonly controller = new AbortController();
-  private record: DeliveryRecord | undefined;
+  private deliveryRecord: DeliveryRecord | undefined;
   /** This machine's record of the same file delivered with a key of the other mode: it never counts for this one. */
   private readonly otherModeRecord: DeliveryRecord | undefined;
   private stepBatchId: string | undefined;
 
-  constructor(options: DeliveryOptions) {
-    this.options = options;
-    const { plan } = options;
+  constructor(setup: DeliverySetup) {
+    this.setup = setup;
+    const { plan } = setup;
     this.key = {
-      api: options.api,
-      sourceId: options.sourceId,
+      api: setup.api,
+      sourceId: setup.sourceId,
       period: plan.period,
       product: plan.product,
       sha256: plan.sha256,
     };
-    if (options.signal?.aborted) this.abort(abortError(options.signal));
-    const { own, other } = options.journal.read(this.key, options.keyMode, (corrupt) =>
+    if (setup.signal?.aborted) this.abort(abortError(setup.signal));
+    const { own, other } = setup.journal.read(this.key, setup.keyMode, (corrupt) =>
       this.notice({ code: 'record_set_aside', ...corrupt }),
     );
-    this.record = own ?? this.version1Record();
+    this.deliveryRecord = own ?? this.version1Record();
     this.otherModeRecord = other;
   }
 
   /** bds 0.1's record of this file: the schema it was delivered with is not known, so this file's stands in. */
   private version1Record(): DeliveryRecord | undefined {
-    const { journal, baseUrl, plan } = this.options;
+    const { journal, baseUrl, plan } = this.setup;
     const record = journal.readVersion1(this.key, baseUrl);
     return record && { ...record, inputsDigest: plan.inputsDigest, columns: plan.columns };
   }
@@ -130,7 +132,7 @@ export class Delivery {
     refusal: BdsError | undefined;
   }> {
     const batches = await this.periodBatches();
-    const decision = this.decide(this.options.force ? undefined : batches);
+    const decision = this.decide(this.setup.force ? undefined : batches);
     const refusal =
       decision.kind === 'delivered'
         ? undefined
@@ -138,7 +140,7 @@ export class Delivery {
     return { decision, existing: batches[0], refusal };
   }
 
-  run(): Promise<DeliveryOutcome> {
+  run(): Promise<DeliveredBatch> {
     return this.followingSignal(async () => {
       const outcome = await this.deliver();
       this.step({ step: 'done', batchId: outcome.batch.id, status: outcome.batch.status, skipped: outcome.skipped });
@@ -151,7 +153,7 @@ export class Delivery {
    * share one signal, and listeners left behind would pile up (Node warns past ten).
    */
   private async followingSignal<T>(work: () => Promise<T>): Promise<T> {
-    const outer = this.options.signal;
+    const outer = this.setup.signal;
     const onAbort = (): void => this.abort(abortError(outer!));
     outer?.addEventListener('abort', onAbort, { once: true });
     try {
@@ -163,8 +165,8 @@ export class Delivery {
     }
   }
 
-  private async deliver(): Promise<DeliveryOutcome> {
-    const decision = this.decide(this.options.force ? undefined : await this.periodBatches());
+  private async deliver(): Promise<DeliveredBatch> {
+    const decision = this.decide(this.setup.force ? undefined : await this.periodBatches());
     if (decision.kind !== 'delivered') {
       const refusal = this.sameFileRefusal();
       if (refusal) throw refusal;
@@ -182,16 +184,16 @@ export class Delivery {
       case 'conflict':
         throw this.conflictError(decision.batch);
       case 'resume':
-        this.notice({ code: 'resuming', batchId: decision.record.batchId });
+        this.notice({ code: 'resuming', batchId: decision.deliveryRecord.batchId });
         break;
       case 'new':
         if (decision.abandoned) this.notice({ code: 'inputs_changed', batchId: decision.abandoned.batchId });
-        this.record = undefined;
+        this.deliveryRecord = undefined;
     }
 
-    let step = this.record?.step ?? 'creating';
+    let step = this.deliveryRecord?.step ?? 'creating';
     if (step === 'creating') {
-      await this.create(this.record?.idempotencyKey ?? this.options.newIdempotencyKey());
+      await this.create(this.deliveryRecord?.idempotencyKey ?? this.setup.newIdempotencyKey());
       step = 'created';
     }
     if (step === 'created') await this.uploadOrRenew();
@@ -200,8 +202,8 @@ export class Delivery {
 
   private async periodBatches(): Promise<BatchListEntry[]> {
     const { sourceId, period } = this.key;
-    this.notice({ code: 'listing_batches', sourceId, period, product: this.options.plan.product });
-    return (await this.options.client.listBatches(this.key.sourceId, this.signal)).filter(
+    this.notice({ code: 'listing_batches', sourceId, period, product: this.setup.plan.product });
+    return (await this.setup.client.listBatches(this.key.sourceId, this.signal)).filter(
       (b) => b.period === this.key.period && b.product === this.key.product,
     );
   }
@@ -209,13 +211,13 @@ export class Delivery {
   private decide(batches: BatchListEntry[] | undefined): RerunDecision {
     // A test key's batch is never billable, so it must not make a live key's run "already delivered" (nor a
     // live batch a test key's): the other mode's batch is left out of the decision.
-    const { keyMode } = this.options;
+    const { keyMode } = this.setup;
     const other = this.otherModeRecord;
     const decision = decideRerun({
       batches: other?.batchId === undefined ? batches : batches?.filter((batch) => batch.id !== other.batchId),
-      record: this.record,
-      inputsDigest: this.options.plan.inputsDigest,
-      skipDelivered: this.options.skipDelivered,
+      deliveryRecord: this.deliveryRecord,
+      inputsDigest: this.setup.plan.inputsDigest,
+      skipDelivered: this.setup.skipDelivered,
     });
     const ownDelivered = decision.kind === 'delivered' && decision.fromThisFile;
     if (other?.step === 'completed' && other.batchId !== undefined && other.keyMode !== undefined && !ownDelivered) {
@@ -226,12 +228,12 @@ export class Delivery {
   }
 
   private conflictError(batch: BatchListEntry): ApiError {
-    return conflictError(batch, this.key, this.options.many ? this.options.plan.dir : undefined);
+    return conflictError(batch, this.key, this.setup.many ? this.setup.plan.dir : undefined);
   }
 
   /** This data file is another month's: the refusal, or with --force a warning that it goes anyway. */
   private sameFileRefusal(): UsageError | undefined {
-    const { sameFile, force, plan, many } = this.options;
+    const { sameFile, force, plan, many } = this.setup;
     if (!sameFile) return undefined;
     if (!force)
       return sameFileError(sameFile, {
@@ -252,7 +254,7 @@ export class Delivery {
 
   /** --skip-delivered counts a batch this machine has no record of: what it cannot know is said, every time. */
   private warnSkip(batch: BatchListEntry): void {
-    const { plan, keyMode } = this.options;
+    const { plan, keyMode } = this.setup;
     if (batch.record_count !== plan.recordCount) {
       this.notice({
         code: 'record_count_differs',
@@ -274,7 +276,7 @@ export class Delivery {
   }
 
   private async create(idempotencyKey: string): Promise<void> {
-    const { plan, client } = this.options;
+    const { plan, client } = this.setup;
     // Saved before the request, so that a create whose answer is lost is repeated with the same key.
     this.save({ step: 'creating', idempotencyKey, batchId: undefined, upload: undefined, status: undefined });
     this.step({ step: 'creating' });
@@ -303,14 +305,14 @@ export class Delivery {
     } catch (error) {
       if (!(error instanceof ApiError && error.status === 403)) throw error;
       this.notice({ code: 'upload_url_refused', reason: error.message });
-      await this.create(this.options.newIdempotencyKey());
+      await this.create(this.setup.newIdempotencyKey());
       await this.upload();
     }
   }
 
   /** Sends the file, hashing what leaves: bytes other than the checked ones are never confirmed. */
   private async upload(): Promise<void> {
-    const { plan, client, limiter } = this.options;
+    const { plan, client, limiter } = this.setup;
     const { batchId, upload } = this.requireBatch();
     const total = plan.upload.size;
     this.step({ step: 'uploading', batchId, bytes: total, rateCap: limiter?.bytesPerSecond ?? null });
@@ -365,7 +367,7 @@ export class Delivery {
       let batch: BatchRef;
       let request: RequestInfo | undefined;
       try {
-        ({ batch, request } = await this.options.client.completeBatch(batchId, this.key.sha256, this.signal));
+        ({ batch, request } = await this.setup.client.completeBatch(batchId, this.key.sha256, this.signal));
       } catch (error) {
         if (!(error instanceof ApiError)) throw error;
         const recovery = await this.recovery(error, batchId, uploadedAgain);
@@ -396,7 +398,7 @@ export class Delivery {
     uploadedAgain: boolean,
   ): Promise<{ kind: 'confirmed'; batch: BatchRef } | { kind: 'upload'; reason: 'missing' | 'checksum' }> {
     if (error.status === 409) {
-      const listed = (await this.options.client.listBatches(this.key.sourceId, this.signal)).find(
+      const listed = (await this.setup.client.listBatches(this.key.sourceId, this.signal)).find(
         (b) => b.id === batchId,
       );
       if (listed && isDelivered(listed.status))
@@ -409,7 +411,7 @@ export class Delivery {
     if (isChecksumMismatch(error)) {
       if (!uploadedAgain) return { kind: 'upload', reason: 'checksum' };
       throw new ApiError(
-        `the service still stores other bytes than ${this.options.plan.dataName} after a second upload: ` +
+        `the service still stores other bytes than ${this.setup.plan.dataName} after a second upload: ` +
           `local sha256 ${this.key.sha256}; the service said: ${error.message}`,
         error.request,
         { hint: 'something between bds and the storage host alters the upload; nothing was confirmed' },
@@ -419,7 +421,7 @@ export class Delivery {
   }
 
   private assertFileUnchanged(): void {
-    const { upload, dataName } = this.options.plan;
+    const { upload, dataName } = this.setup.plan;
     const change = changeSince(upload.source, statOrUndefined(upload.source.path));
     if (change === 'it disappeared')
       throw new UsageError(`${dataName} disappeared during the delivery; nothing was confirmed`);
@@ -427,25 +429,25 @@ export class Delivery {
   }
 
   private changedError(what: string): UsageError {
-    return new UsageError(
-      `${this.options.plan.dataName} changed during the delivery (${what}); nothing was confirmed`,
-      { hint: 'deliver again once the file is final', about: { code: 'file_changed' } },
-    );
+    return new UsageError(`${this.setup.plan.dataName} changed during the delivery (${what}); nothing was confirmed`, {
+      hint: 'deliver again once the file is final',
+      about: { code: 'file_changed' },
+    });
   }
 
   private requireBatch(): { batchId: string; upload: NonNullable<DeliveryRecord['upload']> } {
-    const { batchId, upload } = this.record ?? {};
+    const { batchId, upload } = this.deliveryRecord ?? {};
     if (!batchId || !upload) throw new Error('delivery record without a batch');
     return { batchId, upload };
   }
 
   private save(changes: Partial<DeliveryRecord>): void {
-    const { plan } = this.options;
-    this.record = {
+    const { plan } = this.setup;
+    this.deliveryRecord = {
       version: 2,
       ...this.key,
       // URL.toString() adds a slash to a bare origin; kept as users write it.
-      baseUrl: this.options.baseUrl.replace(/\/$/, ''),
+      baseUrl: this.setup.baseUrl.replace(/\/$/, ''),
       dataFile: plan.dataFile,
       dir: plan.absDir,
       bytes: plan.upload.size,
@@ -453,19 +455,19 @@ export class Delivery {
       inputsDigest: plan.inputsDigest,
       columns: plan.columns satisfies ColumnEntry[],
       // A record's mode is that of the key that created its batch; one of an unknown mode stays unknown.
-      ...(this.record ? {} : { keyMode: this.options.keyMode }),
+      ...(this.deliveryRecord ? {} : { keyMode: this.setup.keyMode }),
       idempotencyKey: '',
       step: 'creating',
-      ...this.record,
+      ...this.deliveryRecord,
       ...changes,
-      updatedAt: this.options.now().toISOString(),
+      updatedAt: this.setup.now().toISOString(),
     };
     // A signed upload URL is a credential until it expires; a completed delivery never uploads again.
-    if (this.record.step === 'completed') delete this.record.upload;
+    if (this.deliveryRecord.step === 'completed') delete this.deliveryRecord.upload;
     try {
-      this.options.journal.write(this.record);
+      this.setup.journal.write(this.deliveryRecord);
     } catch (error) {
-      const batchId = this.record.batchId;
+      const batchId = this.deliveryRecord.batchId;
       if (batchId === undefined || !(error instanceof UsageError)) throw error;
       throw new RecordNotSavedError(
         `${batchId} was created, but ${error.message.replace(/^cannot write/, 'bds could not write')}`,
@@ -479,23 +481,23 @@ export class Delivery {
 
   private step(event: StepData): void {
     if ('batchId' in event) this.stepBatchId = event.batchId;
-    this.options.onEvent({
+    this.setup.onEvent({
       type: 'step',
       period: this.key.period,
-      product: this.options.plan.product,
+      product: this.setup.plan.product,
       ...event,
     } as StepEvent);
   }
 
   private notice(notice: Notice): void {
-    this.options.onEvent({ type: 'notice', period: this.key.period, product: this.options.plan.product, ...notice });
+    this.setup.onEvent({ type: 'notice', period: this.key.period, product: this.setup.plan.product, ...notice });
   }
 
   private emitProgress(batchId: string, sent: number, total: number): void {
-    this.options.onEvent({
+    this.setup.onEvent({
       type: 'progress',
       period: this.key.period,
-      product: this.options.plan.product,
+      product: this.setup.plan.product,
       batchId,
       sent,
       total,

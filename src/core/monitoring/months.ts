@@ -2,8 +2,8 @@
 // (each took its lock), with one folder as with several; each as its result says it ended, or, for a run that
 // failed as a whole, ended with the run's error.
 
-import type { DeliverManyResult } from '../delivery/deliver-many.js';
-import type { DeliverResult, DeliverRun, DryRunResult, RunMonth } from '../delivery/deliver.js';
+import type { DeliverResult } from '../delivery/deliver.js';
+import type { DeliverRun } from '../delivery/deliver-run.js';
 import { toBdsError } from '../errors.js';
 import type { MonthRun, ReviewVerdict } from './metrics.js';
 
@@ -11,13 +11,15 @@ import type { MonthRun, ReviewVerdict } from './metrics.js';
 type ReviewedMonth = NonNullable<DeliverResult['review']>['months'][number];
 
 /**
- * The months of a result that began (DeliverRun's `months`); a dry run delivers nothing and has none. Each month's
- * exit code is its delivery's own, whatever the wait for the review after it ended in; the review is its own sample.
+ * The months of a run that began (DeliverRun's `months`); a dry run delivers nothing and has none. Each month's
+ * exit code is its delivery's own, whatever the wait for the review after it ended in; the review is its own
+ * sample. A run that failed as a whole ended every month it began with its error.
  */
-export function monthRuns(run: DeliverRun<DeliverResult | DryRunResult | DeliverManyResult>): MonthRun[] {
+export function monthRuns(run: DeliverRun): MonthRun[] {
+  const begun = run.result.deliveries.filter((_, index) => run.months[index]!.begun);
   if ('thrown' in run) {
     const { exitCode } = toBdsError(run.thrown);
-    return run.months.map(({ source_id, period, product }) => ({
+    return begun.map(({ source_id, period, product }) => ({
       source: source_id,
       period,
       product,
@@ -26,11 +28,9 @@ export function monthRuns(run: DeliverRun<DeliverResult | DryRunResult | Deliver
       records: null,
     }));
   }
-  const { result } = run;
-  const months = 'deliveries' in result ? result.deliveries : [{ ...result, error: null }];
-  const review = 'review' in result ? result.review : undefined;
-  return months.flatMap((month) =>
-    'dry_run' in month || !run.months.some((begun) => sameMonth(begun, month))
+  const { review } = run.result;
+  return begun.flatMap((month) =>
+    'dry_run' in month
       ? []
       : [
           {
@@ -45,10 +45,6 @@ export function monthRuns(run: DeliverRun<DeliverResult | DryRunResult | Deliver
           },
         ],
   );
-}
-
-function sameMonth(a: RunMonth, b: RunMonth): boolean {
-  return a.source_id === b.source_id && a.period === b.period && a.product === b.product;
 }
 
 function verdict(month: ReviewedMonth | undefined): ReviewVerdict | undefined {

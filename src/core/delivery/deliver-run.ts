@@ -1,7 +1,8 @@
-// Several folders in one run (a backfill of past months, or one month's records and episodes): the quick checks
-// of every folder first, so that a mistake in any of them sends nothing at all; then the months oldest first,
-// at most `jobs` at a time, each exactly as a single delivery (deliver.ts's runDelivery). A month that fails
-// does not stop the others; an abort stops them all, each saving its record.
+// A run of deliver, one folder or several, on one path: the quick checks of every folder first, so that a
+// mistake in any of them sends nothing at all; then the months oldest first, at most `jobs` at a time, each
+// delivered by deliver.ts's runDelivery. A month that fails does not stop the others; an abort stops them all,
+// each saving its delivery record. One folder delivered alone (the library's deliver, `bds deliver <dir>`) is the
+// same run of one month, with its folder's own options, and its flat result a projection of the run's.
 
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -14,11 +15,10 @@ import {
   checkDeliveryFolder,
   deliveryTarget,
   failedDelivery,
-  resultOf,
   reviewUnlessStopped,
   runDelivery,
+  type DeliverOptions,
   type DeliverResult,
-  type DeliverRun,
   type DeliveryChoices,
   type DeliveryTarget,
   type DryRunResult,
@@ -33,7 +33,7 @@ import { periodInName } from '../preflight/period.js';
 import { duplicateError } from './many-folders.js';
 import { RunChecksums } from './same-file.js';
 import { errorText, failureData, type FailureData } from './failure.js';
-import { checkReviewChoices, type ReviewChoices, type StatusResult } from '../status/status.js';
+import { checkReviewChoices, type ReviewChoices, type ReviewRules, type StatusResult } from '../status/status.js';
 
 export interface DeliverManyOptions extends DeliveryChoices, ReviewChoices {
   /** The folders, each named for its month (`out/2024-05`). */
@@ -45,12 +45,12 @@ export interface DeliverManyOptions extends DeliveryChoices, ReviewChoices {
 }
 
 /**
- * One month's outcome: the single delivery's object (or as much of it as was done), its folder and error. `dir` is
+ * One month of a run: one folder's flat result (or as much of it as was done), its folder and error. `dir` is
  * the folder's absolute path here, as in check's JSON (the events' `dir` is the folder as named: FolderCheck's).
  */
 export type MonthResult = (DeliverResult | DryRunResult | FailedDelivery) & { dir: string; error: FailureData | null };
 
-/** What `bds deliver <dir>... --json` prints (docs/schemas/deliver.schema.json). */
+/** Every run's result; what `bds deliver <dir>... --json` prints (docs/schemas/deliver.schema.json). */
 export interface DeliverManyResult {
   /** Oldest first. */
   deliveries: MonthResult[];
@@ -66,59 +66,104 @@ export interface DeliverManyResult {
   review?: StatusResult | null;
 }
 
-/** The library's deliverMany: the run's result, or its error thrown. */
-export async function deliverMany(options: DeliverManyOptions, op: Operation): Promise<DeliverManyResult> {
-  return resultOf(await runDeliverMany(options, op));
+/**
+ * A run of deliver as its callers get it: every month's result; per month, in the result's order, whether its
+ * delivery began and what its failure threw; and, for a run that failed as a whole once its months were delivered
+ * (the wait for the review failed), that error. A month whose delivery `begun` took its lock and began its pass:
+ * the run is one of that month's, for the metrics file. A month stopped before its lock (another process holds
+ * it, its state folder cannot be used, or it was never started) is not. Only what comes before the first month's
+ * delivery throws.
+ */
+export interface DeliverRun {
+  result: DeliverManyResult;
+  /** The rules of the review's verdict when the run waits for it. */
+  review: ReviewRules | undefined;
+  /** `thrown`: what the month's failure threw, which one folder delivered alone throws as it was. */
+  months: Array<{ begun: boolean; thrown?: unknown }>;
+  /** The wait for the review failed: the run's error. */
+  thrown?: unknown;
 }
 
-/** Several folders; only what comes before the first month's delivery, and a wait that fails, fail the run. */
-export async function runDeliverMany(
-  options: DeliverManyOptions,
-  op: Operation,
-): Promise<DeliverRun<DeliverManyResult>> {
-  if (options.dirs.length === 0) throw new UsageError('no folder to deliver');
+/** The library's deliverMany: the run's result, or its error thrown. */
+export async function deliverMany(options: DeliverManyOptions, op: Operation): Promise<DeliverManyResult> {
+  return manyResult(await runDeliver(options, op));
+}
+
+/** The library's deliver: one folder's run as its flat result, or its error thrown. */
+export async function deliverFolder(options: DeliverOptions, op: Operation): Promise<DeliverResult | DryRunResult> {
+  return folderResult(await runDeliver(options, op));
+}
+
+/** Several folders' run as `bds deliver <dir>... --json` prints it; a run that failed as a whole throws its error. */
+export function manyResult(run: DeliverRun): DeliverManyResult {
+  if ('thrown' in run) throw run.thrown;
+  return run.result;
+}
+
+/**
+ * One folder's run as `bds deliver <dir> --json` prints it: its month's result without the folder and error the
+ * run's list adds, with the review after it; a failure (the month's, or the wait's) throws what it threw.
+ */
+export function folderResult(run: DeliverRun): DeliverResult | DryRunResult {
+  if ('thrown' in run) throw run.thrown;
+  const { deliveries, review } = run.result;
+  const { dir: _dir, error, ...month } = deliveries[0]!;
+  if (error) throw run.months[0]!.thrown;
+  const result = month as DeliverResult | DryRunResult;
+  return 'review' in run.result ? { ...result, review } : result;
+}
+
+/**
+ * One folder alone (DeliverOptions: its period, files and product may be given) or several (DeliverManyOptions,
+ * each one's period in its name). Several folders' run tells the months queued and each one's end as events; one
+ * folder's run is its delivery's events alone.
+ */
+export async function runDeliver(options: DeliverOptions | DeliverManyOptions, op: Operation): Promise<DeliverRun> {
+  const several = 'dirs' in options;
+  if (several && options.dirs.length === 0) throw new UsageError('no folder to deliver');
   checkChoices(options);
   const review = checkReviewChoices(options);
-  const jobs = checkJobs(options.jobs);
+  const jobs = checkJobs(several ? options.jobs : undefined);
   await op.announceSettings();
-  const folders = await checkAll(options, op);
+  const folders = several ? await checkAll(options, op) : [await checkDeliveryFolder(options, op)];
   const target = await deliveryTarget(op);
-  op.onEvent({
-    type: 'queued',
-    deliveries: await Promise.all(
-      // The sizes weigh each month in an estimate of the time left; the pass itself reports a file it cannot read.
-      folders.map(async ({ dir, period, product, dataFile }) => ({
-        dir,
-        period,
-        product,
-        dataFile,
-        bytes: await stat(dataFile).then(
-          (s) => s.size,
-          () => 0,
-        ),
-      })),
-    ),
-  });
+  if (several) {
+    op.onEvent({
+      type: 'queued',
+      deliveries: await Promise.all(
+        // The sizes weigh each month in an estimate of the time left; the pass itself reports a file it cannot read.
+        folders.map(async ({ dir, period, product, dataFile }) => ({
+          dir,
+          period,
+          product,
+          dataFile,
+          bytes: await stat(dataFile).then(
+            (s) => s.size,
+            () => 0,
+          ),
+        })),
+      ),
+    });
+  }
 
   const results: MonthResult[] = new Array(folders.length);
-  const begun: boolean[] = new Array(folders.length).fill(false);
+  const months: DeliverRun['months'] = folders.map(() => ({ begun: false }));
   const checksums = new RunChecksums(folders);
   let next = 0;
   // A refused key would be refused for every month: the months not yet started are not tried.
   let keyRefused: MonthResult | undefined;
   const worker = async (): Promise<void> => {
-    while (next < folders.length && !op.signal.aborted && !keyRefused) {
+    while (next < folders.length && !(several && (op.signal.aborted || keyRefused))) {
       const index = next++;
-      const month: MonthInRun = {
-        earlier: runEarlier(folders, index),
-        sameFileBefore: (sha256) => checksums.sameFileBefore(index, sha256),
-      };
-      const { result, passBegun } = await deliverMonth(folders[index]!, target, options, op, month);
+      const month: MonthInRun | undefined = several
+        ? { earlier: runEarlier(folders, index), sameFileBefore: (sha256) => checksums.sameFileBefore(index, sha256) }
+        : undefined;
+      const { result, ...ran } = await deliverMonth(folders[index]!, target, options, op, month);
       // A month that failed before its pass found its checksum: the later months stop waiting for it.
       checksums.found(index, undefined);
       if (result.error?.exit_code === EXIT_CODES.auth) keyRefused ??= result;
       results[index] = result;
-      begun[index] = passBegun;
+      months[index] = ran;
     }
   };
   await Promise.all(Array.from({ length: Math.min(jobs, folders.length) }, worker));
@@ -134,13 +179,13 @@ export async function runDeliverMany(
     };
     results[index] = { ...failedDelivery(folders[index]!, target.sourceId, {}), dir: folders[index]!.absDir, error };
   }
-  const months = results.filter((_, index) => begun[index]);
-  const result = (fields: Omit<DeliverManyResult, 'deliveries'>): DeliverRun<DeliverManyResult> => ({
+  const result = (fields: Omit<DeliverManyResult, 'deliveries'>): DeliverRun => ({
     result: { deliveries: results, ...fields },
     review,
     months,
   });
-  if (op.signal.aborted) return result({ exit_code: abortError(op.signal).exitCode });
+  // One folder's delivery ended before the signal: its wait, if any, is stopped by it as it begins.
+  if (several && op.signal.aborted) return result({ exit_code: abortError(op.signal).exitCode });
   const firstFailure = results.find((month) => month.error !== null);
   if (!review) return result({ exit_code: firstFailure?.error?.exit_code ?? EXIT_CODES.ok });
   // The review is waited for once every month is delivered: a failure is told at once, not after the wait.
@@ -149,7 +194,7 @@ export async function runDeliverMany(
   try {
     reviewed = await reviewUnlessStopped(results, target.sourceId, review, op);
   } catch (thrown) {
-    return { thrown, months };
+    return { ...result({ exit_code: toBdsError(thrown).exitCode, review: null }), thrown };
   }
   if (!reviewed) return result({ exit_code: abortError(op.signal).exitCode, review: null });
   return result({ exit_code: reviewed.exit_code, review: reviewed });
@@ -222,23 +267,23 @@ function runEarlier(folders: MonthFolder[], index: number): SchemaBaseline | und
 }
 
 /**
- * One month as a single delivery; its failure is its result. Either way an 'ended' event says it is over.
- * `passBegun`: its delivery began (see DeliverRun's `months`).
+ * One month's delivery; its failure is its result, with what it threw. Of several months, an 'ended' event says
+ * it is over, and --verbose's lines name it. `begun`: its delivery began (see DeliverRun's `months`).
  */
 async function deliverMonth(
   folder: MonthFolder,
   target: DeliveryTarget,
   choices: DeliveryChoices,
   op: Operation,
-  month: MonthInRun,
-): Promise<{ result: MonthResult; passBegun: boolean }> {
+  month: MonthInRun | undefined,
+): Promise<{ result: MonthResult; begun: boolean; thrown?: unknown }> {
   // --verbose's lines of several months at once interleave: each names its month.
-  const log = op.log && ((line: string) => op.log!(`${folder.period} ${folder.product}: ${line}`));
-  const outcome = await runDelivery(folder, target, choices, op.with({ log }), month);
+  const log = month && op.log && ((line: string) => op.log!(`${folder.period} ${folder.product}: ${line}`));
+  const outcome = await runDelivery(folder, target, choices, month ? op.with({ log }) : op, month);
   const error = 'thrown' in outcome ? failureData(toBdsError(outcome.thrown)) : null;
   const result = { ...outcome.result, dir: folder.absDir, error };
-  ended(op, folder, result.error);
-  return { result, passBegun: !('thrown' in outcome) || outcome.passBegun };
+  if (month) ended(op, folder, result.error);
+  return 'thrown' in outcome ? { result, begun: outcome.passBegun, thrown: outcome.thrown } : { result, begun: true };
 }
 
 /** A month is over; a listener that throws must not stop the other months half-way (they hold locks). */
