@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The floor of bds's pre-flight of a .jsonl.gz: a bare streaming inflate of the file in Node, read and inflated
 // in 1 MiB chunks as bds's pass does (src/core/datapass/data-pass.ts), its output dropped. No hash, no count, no
-// check. bench/bench.js runs it in a process of its own:
+// check. bench/cases/preflight.js runs it in a process of its own:
 //
 //   node bench/inflate.js <file.jsonl.gz>     prints {"seconds": <the pipeline's time>, "bytes": <inflated>}
 //

@@ -1,4 +1,4 @@
-// The bench's sandbox in a process of its own (forked by bench/bench.js): the storage host receives, hashes
+// The bench's sandbox in a process of its own (forked by bench/sandbox.js): the storage host receives, hashes
 // and writes each upload on its own event loop and cores, not on the bench's, so that "bds upload / curl -T"
 // says which side is short. The bench asks it about the store over IPC: {id, op, args} → {id, value | error}.
 //

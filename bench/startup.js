@@ -3,7 +3,7 @@
 // turn, so that load slows them all alike; a first round warms the disk cache and is not counted. Per
 // command: the median and the fastest wall time and the mean CPU time (user + system, from /proc, Linux only).
 //
-// bench/bench.js uses timeCommands() for `node -e 0`, `bds --version` and `bds --help`. Run directly, it
+// bench/cases/startup.js uses timeCommands() for `node -e 0`, `bds --version` and `bds --help`. Run directly, it
 // compares the standalone binary with `node -e 0` and the npm install (after `npm run build:binary`):
 //
 //   node bench/startup.js [runs]     (default 40)
