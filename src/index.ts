@@ -18,7 +18,7 @@ import {
   type DeliverManyResult,
 } from './core/delivery/deliver-many.js';
 import { deliverFolder, type DeliverOptions, type DeliverResult, type DryRunResult } from './core/delivery/deliver.js';
-import type { EventListener } from './core/delivery/events.js';
+import type { EventListener } from './core/events.js';
 import { abortError } from './core/errors.js';
 import { type CallOptions, checkOptions, type OptionKind } from './core/options.js';
 import { Operation } from './core/operation.js';
@@ -54,16 +54,16 @@ export type {
 } from './core/delivery/check.js';
 export type { DeliverOptions, DeliverResult, DryRunResult, FailedDelivery } from './core/delivery/deliver.js';
 export type { DeliverManyOptions, DeliverManyResult, MonthResult } from './core/delivery/deliver-many.js';
-export type { FailureData } from './core/delivery/failure.js';
+export type { FailureData } from './core/failure.js';
 export type { SchemaChanges } from './core/delivery/plan.js';
 export type { ColumnChange, ColumnDiff, ColumnEntry } from './core/preflight/columns.js';
-export type { DeliveryEvent, EventListener, Notice, Step, StepEvent } from './core/delivery/events.js';
+export type { DeliveryEvent, EventListener, Notice, ReviewEvent, StateChange, Step, StepEvent } from './core/events.js';
 export type { ListOptions, RegisterSourceOptions, WhoamiResult } from './core/service.js';
 export type { ReviewChoices, StatusOptions, StatusResult, WaitForReviewOptions } from './core/status/status.js';
-export type { FailOnState, Month, MonthState, MonthStatus } from './core/status/ledger.js';
+export type { FailOnState } from './core/status/ledger.js';
+export type { Month, MonthState, MonthStatus } from './core/month.js';
 /** The former name of Month, kept for callers that use it. */
-export type { Month as Subject } from './core/status/ledger.js';
-export type { ReviewEvent, StateChange } from './core/status/events.js';
+export type { Month as Subject } from './core/month.js';
 export type { BatchListEntry, BatchStatus, MeResponse, Product, Source } from './core/api/types.js';
 
 /** What every function takes: settings not given are resolved as the CLI resolves them. */

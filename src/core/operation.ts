@@ -7,8 +7,8 @@ import os from 'node:os';
 import type { ApiClient } from './api/client.js';
 import type { HttpTuning } from './api/http.js';
 import { canonicalApi } from './api/url-rules.js';
-import type { EventListener } from './delivery/events.js';
-import type { Month } from './status/ledger.js';
+import type { EventListener } from './events.js';
+import type { Month } from './month.js';
 import type { Runtime } from './runtime.js';
 import {
   requireApiKey,

@@ -6,7 +6,7 @@ import type { DeliverResult, DeliverRun, DeliverySummary, DryRunResult } from '.
 import type { DeliverManyResult, MonthResult } from '../../core/delivery/deliver-many.js';
 import { abortError, EXIT_CODES, InterruptedError } from '../../core/errors.js';
 import type { Operation } from '../../core/operation.js';
-import type { Month } from '../../core/status/ledger.js';
+import type { Month } from '../../core/month.js';
 import type { StatusResult } from '../../core/status/status.js';
 import { counted, formatBytes, formatDuration, writtenDuration } from './format.js';
 import type { IO } from './io.js';

@@ -1,7 +1,7 @@
 // One delivery as it happens: each step a spinner on a terminal (a timestamped line elsewhere), the upload as
 // a bar, notices and warnings in between. Fed the core's events; the words are words.ts's.
 
-import type { DeliveryEvent } from '../../core/delivery/events.js';
+import type { DeliveryEvent } from '../../core/events.js';
 import { failureWords } from './error-words.js';
 import { formatBytes, formatDuration, formatRate } from './format.js';
 import type { IO } from './io.js';

@@ -1,7 +1,7 @@
 // What a person at the command line reads about a failure: the core's errors name the library's options; where
 // an error says what it is about (src/core/errors.ts: `about`), its words here name the flags and commands instead.
 
-import type { FailureData } from '../../core/delivery/failure.js';
+import type { FailureData } from '../../core/failure.js';
 import type { DoctorCheck } from '../../core/diagnostics/doctor-check.js';
 import type { BdsError, ErrorAbout } from '../../core/errors.js';
 import { formatBytes } from './format.js';

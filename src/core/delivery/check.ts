@@ -7,7 +7,7 @@ import { isObject } from '../guards.js';
 import path from 'node:path';
 import { EXIT_CODES, toBdsError, UsageError, type BdsError } from '../errors.js';
 import type { Operation } from '../operation.js';
-import { failureData, type FailureData } from './failure.js';
+import { failureData, type FailureData } from '../failure.js';
 import { duplicateError } from './many-folders.js';
 import { sameFileError } from './same-file.js';
 import { stateDir } from '../settings/dirs.js';

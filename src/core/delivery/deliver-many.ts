@@ -32,7 +32,7 @@ import { checkJobs } from './jobs.js';
 import { periodInName } from '../preflight/period.js';
 import { duplicateError } from './many-folders.js';
 import { RunChecksums } from './same-file.js';
-import { errorText, failureData, type FailureData } from './failure.js';
+import { errorText, failureData, type FailureData } from '../failure.js';
 import { checkReviewChoices, type ReviewChoices, type StatusResult } from '../status/status.js';
 
 export interface DeliverManyOptions extends DeliveryChoices, ReviewChoices {

@@ -27,7 +27,7 @@ import {
   type StatusResult,
 } from '../status/status.js';
 import { recordedDir, type SameFile } from './same-file.js';
-import { failureData, type FailureData } from './failure.js';
+import { failureData, type FailureData } from '../failure.js';
 
 export interface DeliverOptions extends FolderOptions, ReviewChoices {
   /** Default BDS_SOURCE_ID or the config file's sourceId. */

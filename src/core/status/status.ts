@@ -17,10 +17,8 @@ import {
   previousMonth,
   productsOf,
   type FailOnState,
-  type Month,
-  type MonthState,
-  type MonthStatus,
 } from './ledger.js';
+import type { Month, MonthState, MonthStatus } from '../month.js';
 import { waitWhilePending } from './wait.js';
 
 /** --wait gives up after this long unless told otherwise. */
