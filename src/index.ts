@@ -278,10 +278,7 @@ async function withOperation<T>(
       config: options.config,
       sourceId: options.sourceId,
       // Checked as the CLI's --limit-rate is, with BDS_LIMIT_RATE and the config file's limitRate under it.
-      limitRate:
-        options.limitRate === undefined
-          ? undefined
-          : { value: String(options.limitRate), from: 'the limitRate option' },
+      limitRate: options.limitRate === undefined ? undefined : String(options.limitRate),
       names: OPTION_NAMES,
     };
     return await work(new Operation(runtime, flags, { signal: controller.signal, onEvent: options.onEvent }));

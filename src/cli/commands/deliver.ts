@@ -21,6 +21,9 @@ interface DeliverFlags extends FolderFlags, ReviewFlags, HtmlFlags {
   force?: boolean;
   skipDelivered?: boolean;
   jobs?: string;
+  limitRate?: string;
+  pingUrl?: string;
+  metricsFile?: string;
 }
 
 export default defineCommand<DeliverFlags, DeliverOutcome>({
@@ -77,6 +80,7 @@ export default defineCommand<DeliverFlags, DeliverOutcome>({
     return { folders: 'one', run, elapsedMs: op.runtime.now().getTime() - started };
   },
   print: (io, outcome, flags, op) => printDeliver(io, outcome, op, flags.timeout),
+  settings: ({ limitRate, pingUrl, metricsFile }) => ({ limitRate, pingUrl, metricsFile }),
   monitored: { months: (outcome) => monthRuns(outcome.run), delivers: (flags) => flags.dryRun !== true },
 });
 

@@ -45,8 +45,9 @@ export function checkWords({ name, status, message, hint, about }: DoctorCheck):
   return { name, status, message: words.message ?? message, hint: words.hint ?? hint };
 }
 
-/** A library option's flag: `skipDelivered` is `--skip-delivered`. */
+/** A library option's flag: `skipDelivered` is `--skip-delivered`, and `sourceId` `--source`. */
 export function flag(option: string): string {
+  if (option === 'sourceId') return '--source';
   return `--${option.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`;
 }
 

@@ -28,6 +28,7 @@ export interface SettingNames {
   config: string;
   pingUrl: string;
   metricsFile: string;
+  limitRate: string;
   /** A delivery's month, for the warning that it is the current one (a check's result holds it as text). */
   period: string;
 }
@@ -39,6 +40,7 @@ export const OPTION_NAMES: SettingNames = {
   config: 'the config option',
   pingUrl: 'the pingUrl option',
   metricsFile: 'the metricsFile option',
+  limitRate: 'the limitRate option',
   period: 'period',
 };
 
@@ -52,8 +54,8 @@ export interface SettingsFlags {
   /** deliver's monitoring: where to ping, and the metrics file. */
   pingUrl?: string | undefined;
   metricsFile?: string | undefined;
-  /** deliver's upload rate cap as written (`10M`), and what gave it (the limitRate option, or the CLI's flag). */
-  limitRate?: Sourced<string> | undefined;
+  /** deliver's upload rate cap as written (`10M`). */
+  limitRate?: string | undefined;
   /**
    * A profile the config file does not hold yet is no error: its settings are the file's top level (`bds login
    * --profile <new>`, which is about to write it).
@@ -192,7 +194,7 @@ export async function resolveSettings(flags: SettingsFlags, where: SettingsEnvir
         : metricsFileSetting(path.resolve(file ? path.dirname(file.path) : where.cwd, configMetrics), fromFile.from)),
     // Kept when empty: a cap written as nothing is a mistake to name (rate.ts), not a cue to take the next one.
     limitRate: pick<string>(
-      [flags.limitRate?.value, flags.limitRate?.from ?? ''],
+      [flags.limitRate, names.limitRate],
       [env.BDS_LIMIT_RATE, 'BDS_LIMIT_RATE'],
       [fromFile.values.limitRate, fromFile.from],
     ),
