@@ -20,7 +20,7 @@ import {
 import { deliverFolder, type DeliverOptions, type DeliverResult, type DryRunResult } from './core/delivery/deliver.js';
 import type { EventListener } from './core/events.js';
 import { abortError } from './core/errors.js';
-import { type CallOptions, checkOptions, type OptionKind } from './core/options.js';
+import { type CallOptions, validateOptions, type OptionKind } from './core/options.js';
 import { Operation } from './core/operation.js';
 import type { Env } from './core/runtime.js';
 import { OPTION_NAMES } from './core/settings/settings.js';
@@ -262,7 +262,7 @@ async function withOperation<T>(
   work: (op: Operation) => Promise<T>,
 ): Promise<T> {
   const described: { kinds: Record<string, OptionKind>; required?: readonly string[] } = CALLS[call];
-  checkOptions(call, options, { ...LIBRARY_OPTIONS, ...described.kinds }, described.required);
+  validateOptions(call, options, { ...LIBRARY_OPTIONS, ...described.kinds }, described.required);
   const runtime = processRuntime(options);
   // Inside, an abort always carries a BdsError (exit code 130), whatever reason the caller gave.
   const controller = new AbortController();

@@ -71,7 +71,7 @@ export type ErrorAbout =
   | { code: 'redirected' }
   /** Retries ran out on a failure with no hint of its own. */
   | { code: 'gave_up' }
-  // doctor's findings (DoctorCheck's `about`):
+  // doctor's findings (DoctorFinding's `about`):
   | { code: 'unknown_source' }
   | { code: 'unfinished_delivery' }
   | { code: 'temp_copies_left' }

@@ -38,7 +38,7 @@ export interface CallOptions<Options> {
  * Checks `options` of the library function `call`: it names no option but those in `kinds`, each undefined or
  * of its kind, and those in `required` are given (a string not blank).
  */
-export function checkOptions(
+export function validateOptions(
   call: string,
   options: unknown,
   kinds: Record<string, OptionKind>,

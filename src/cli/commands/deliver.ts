@@ -3,7 +3,7 @@
 // then a table with one row per month.
 
 import { Option } from 'commander';
-import { checkJobs, JOBS } from '../../core/delivery/jobs.js';
+import { validateJobs, JOBS } from '../../core/delivery/jobs.js';
 import type { DeliveryChoices } from '../../core/delivery/deliver.js';
 import { monthRuns } from '../../core/monitoring/months.js';
 import type { ReviewChoices } from '../../core/status/status.js';
@@ -107,7 +107,7 @@ function deliveryChoices(flags: DeliverFlags): DeliveryChoices & ReviewChoices {
 
 /** --jobs as a number, checked with one folder too: a typo should not wait for the day it matters. */
 function parseJobs(jobs: string | undefined): number | undefined {
-  return jobs === undefined ? undefined : checkJobs(/^\d+$/.test(jobs) ? Number(jobs) : Number.NaN, jobs);
+  return jobs === undefined ? undefined : validateJobs(/^\d+$/.test(jobs) ? Number(jobs) : Number.NaN, jobs);
 }
 
 async function runMany(

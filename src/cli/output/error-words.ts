@@ -2,7 +2,7 @@
 // an error says what it is about (src/core/errors.ts: `about`), its words here name the flags and commands instead.
 
 import type { FailureData } from '../../core/failure.js';
-import type { DoctorCheck } from '../../core/diagnostics/doctor-check.js';
+import type { DoctorFinding } from '../../core/diagnostics/finding.js';
 import type { BdsError, ErrorAbout } from '../../core/errors.js';
 import { formatBytes } from './format.js';
 
@@ -40,7 +40,7 @@ export function inCliWords<T>(data: T): T {
 }
 
 /** A doctor's check in the CLI's words, as a person and `--json` read it (`about` is not shown). */
-export function checkWords({ name, status, message, hint, about }: DoctorCheck): DoctorCheck {
+export function findingWords({ name, status, message, hint, about }: DoctorFinding): DoctorFinding {
   const words = about ? aboutWords(about, { message, hint: hint ?? undefined }) : {};
   return { name, status, message: words.message ?? message, hint: words.hint ?? hint };
 }

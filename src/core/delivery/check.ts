@@ -12,7 +12,7 @@ import { duplicateError } from './many-folders.js';
 import { sameFileError } from './same-file.js';
 import { stateDir } from '../settings/dirs.js';
 import { countRoles, type ColumnEntry } from '../preflight/columns.js';
-import { checkFolder, type FolderCheck, type FolderOptions, type MonthFolder } from '../preflight/folder.js';
+import { preflightFolder, type PreflightedFolder, type FolderOptions, type MonthFolder } from '../preflight/folder.js';
 import { compareSchema, planFolder, type SchemaChanges } from './plan.js';
 import { Journal } from './journal.js';
 
@@ -46,7 +46,7 @@ export interface CheckResult {
 
 export async function check(options: CheckOptions, op: Operation): Promise<CheckResult> {
   await op.announceSettings();
-  return checkQuickChecked(await quickCheck(options, op), options, op);
+  return checkPreflighted(await preflight(options, op), options, op);
 }
 
 export interface CheckManyOptions extends Pick<CheckOptions, 'product' | 'sourceId'> {
@@ -76,8 +76,8 @@ export async function checkMany(options: CheckManyOptions, op: Operation): Promi
   if (options.dirs.length === 0) throw new UsageError('no folder to check');
   await op.announceSettings();
   const checks: CheckManyResult['checks'] = [];
-  const earlier: FolderCheck[] = [];
-  const passed: Array<{ index: number; folder: FolderCheck; result: CheckResult }> = [];
+  const earlier: PreflightedFolder[] = [];
+  const passed: Array<{ index: number; folder: PreflightedFolder; result: CheckResult }> = [];
   const fail = (index: number, dir: string, error: BdsError): void => {
     const failure = failureData(error);
     op.onEvent({ type: 'ended', dir, error: failure });
@@ -86,11 +86,11 @@ export async function checkMany(options: CheckManyOptions, op: Operation): Promi
   for (const [index, dir] of options.dirs.entries()) {
     const folderOptions = { dir, product: options.product, sourceId: options.sourceId };
     try {
-      const folder = await quickCheck(folderOptions, op);
+      const folder = await preflight(folderOptions, op);
       const duplicate = duplicateError(folder, earlier);
       if (duplicate) throw duplicate;
       earlier.push(folder);
-      const result = await checkQuickChecked(folder, folderOptions, op);
+      const result = await checkPreflighted(folder, folderOptions, op);
       checks[index] = result;
       const month = { index, folder, result };
       // Folders without a period are never delivered together, so only months are compared.
@@ -116,7 +116,7 @@ export async function checkMany(options: CheckManyOptions, op: Operation): Promi
 }
 
 /** A checked folder of a known month. */
-function isMonth<Entry extends { folder: FolderCheck }>(entry: Entry): entry is Entry & { folder: MonthFolder } {
+function isMonth<Entry extends { folder: PreflightedFolder }>(entry: Entry): entry is Entry & { folder: MonthFolder } {
   return entry.folder.period !== undefined;
 }
 
@@ -128,8 +128,8 @@ function sameFileInRun(first: MonthFolder, later: MonthFolder, result: CheckResu
   );
 }
 
-function quickCheck(options: CheckOptions, op: Operation): Promise<FolderCheck> {
-  return checkFolder({
+function preflight(options: CheckOptions, op: Operation): Promise<PreflightedFolder> {
+  return preflightFolder({
     ...options,
     cwd: op.runtime.cwd,
     platform: op.runtime.platform,
@@ -139,7 +139,7 @@ function quickCheck(options: CheckOptions, op: Operation): Promise<FolderCheck> 
   });
 }
 
-async function checkQuickChecked(folder: FolderCheck, options: CheckOptions, op: Operation): Promise<CheckResult> {
+async function checkPreflighted(folder: PreflightedFolder, options: CheckOptions, op: Operation): Promise<CheckResult> {
   const { runtime } = op;
   const settings = await op.settings();
   // check sends nothing: a plain .jsonl is gzipped for its checksum only, without a copy.

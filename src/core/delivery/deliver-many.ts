@@ -10,8 +10,8 @@ import { AuthError, BdsError, EXIT_CODES, UsageError, abortError, toBdsError } f
 import type { Operation } from '../operation.js';
 import { pathsOf } from '../platform.js';
 import {
-  checkChoices,
-  checkDeliveryFolder,
+  validateChoices,
+  preflightDeliveryFolder,
   deliveryTarget,
   failedDelivery,
   resultOf,
@@ -28,12 +28,12 @@ import {
 import { schemaColumns } from '../preflight/columns.js';
 import type { SchemaBaseline } from './plan.js';
 import { listFolder, type MonthFolder } from '../preflight/folder.js';
-import { checkJobs } from './jobs.js';
+import { validateJobs } from './jobs.js';
 import { periodInName } from '../preflight/period.js';
 import { duplicateError } from './many-folders.js';
 import { RunChecksums } from './same-file.js';
 import { errorText, failureData, type FailureData } from '../failure.js';
-import { checkReviewChoices, type ReviewChoices, type StatusResult } from '../status/status.js';
+import { validateReviewChoices, type ReviewChoices, type StatusResult } from '../status/status.js';
 
 export interface DeliverManyOptions extends DeliveryChoices, ReviewChoices {
   /** The folders, each named for its month (`out/2024-05`). */
@@ -46,7 +46,7 @@ export interface DeliverManyOptions extends DeliveryChoices, ReviewChoices {
 
 /**
  * One month's outcome: the single delivery's object (or as much of it as was done), its folder and error. `dir` is
- * the folder's absolute path here, as in check's JSON (the events' `dir` is the folder as named: FolderCheck's).
+ * the folder's absolute path here, as in check's JSON (the events' `dir` is the folder as named: PreflightedFolder's).
  */
 export type MonthResult = (DeliverResult | DryRunResult | FailedDelivery) & { dir: string; error: FailureData | null };
 
@@ -77,9 +77,9 @@ export async function runDeliverMany(
   op: Operation,
 ): Promise<DeliverRun<DeliverManyResult>> {
   if (options.dirs.length === 0) throw new UsageError('no folder to deliver');
-  checkChoices(options);
-  const review = checkReviewChoices(options);
-  const jobs = checkJobs(options.jobs);
+  validateChoices(options);
+  const review = validateReviewChoices(options);
+  const jobs = validateJobs(options.jobs);
   await op.announceSettings();
   const folders = await checkAll(options, op);
   const target = await deliveryTarget(op);
@@ -172,7 +172,7 @@ async function checkAll(options: DeliverManyOptions, op: Operation): Promise<Mon
           about: { code: 'no_period_in_name' },
         });
       }
-      folders.push(await checkDeliveryFolder({ dir, product: options.product }, op));
+      folders.push(await preflightDeliveryFolder({ dir, product: options.product }, op));
     } catch (error) {
       if (!(error instanceof BdsError) || error.exitCode !== EXIT_CODES.usage) throw error;
       failures.push({ dir, error });

@@ -12,7 +12,7 @@ import { requireHomeFor, stateDir } from '../settings/dirs.js';
 import { uploadRate } from '../settings/rate.js';
 import { requireSource } from '../settings/settings.js';
 import { Delivery } from './delivery.js';
-import { checkFolder, type FolderOptions, type MonthFolder } from '../preflight/folder.js';
+import { preflightFolder, type FolderOptions, type MonthFolder } from '../preflight/folder.js';
 import { takeLock } from './lock.js';
 import { compareSchema, planFolder, type DeliveryPlan, type SchemaBaseline, type SchemaChanges } from './plan.js';
 import { RateLimiter } from './rate-limit.js';
@@ -20,7 +20,7 @@ import { Journal } from './journal.js';
 import { removeCopy } from '../datapass/data-pass.js';
 import type { RerunDecision } from './rerun.js';
 import {
-  checkReviewChoices,
+  validateReviewChoices,
   reviewOf,
   type ReviewChoices,
   type ReviewRules,
@@ -151,10 +151,10 @@ export async function runDeliver(
   options: DeliverOptions,
   op: Operation,
 ): Promise<DeliverRun<DeliverResult | DryRunResult>> {
-  checkChoices(options);
-  const review = checkReviewChoices(options);
+  validateChoices(options);
+  const review = validateReviewChoices(options);
   await op.announceSettings();
-  const folder = await checkDeliveryFolder(options, op);
+  const folder = await preflightDeliveryFolder(options, op);
   const target = await deliveryTarget(op);
   const outcome = await runDelivery(folder, target, options, op);
   if ('thrown' in outcome) return { thrown: outcome.thrown, months: outcome.passBegun ? [outcome.result] : [] };
@@ -184,7 +184,7 @@ export async function reviewUnlessStopped(
 }
 
 /** force delivers a delivered month again; skipDelivered counts it as delivered: never both. */
-export function checkChoices({ force, skipDelivered }: DeliveryChoices): void {
+export function validateChoices({ force, skipDelivered }: DeliveryChoices): void {
   if (force && skipDelivered) {
     throw new UsageError('force and skipDelivered cannot be given together', {
       hint: 'force delivers a month although it is delivered; skipDelivered counts it as delivered: choose one',
@@ -213,9 +213,9 @@ export async function deliveryTarget(op: Operation): Promise<DeliveryTarget> {
 }
 
 /** The quick checks of a folder (period, layout, report, schema, product); its warnings are told. */
-export async function checkDeliveryFolder(options: FolderOptions, op: Operation): Promise<MonthFolder> {
+export async function preflightDeliveryFolder(options: FolderOptions, op: Operation): Promise<MonthFolder> {
   const { runtime } = op;
-  const folder = await checkFolder({
+  const folder = await preflightFolder({
     ...options,
     cwd: runtime.cwd,
     platform: runtime.platform,
