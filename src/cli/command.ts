@@ -9,7 +9,7 @@ import type { SettingsFlags } from '../core/settings/settings.js';
 import type { IO } from './output/io.js';
 
 /** Options every command takes (and --source, which several do). */
-export interface CommonOptions {
+export interface CommonFlags {
   json?: boolean;
   quiet?: boolean;
   verbose?: boolean;

@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import { BdsError, InterruptedError, toBdsError, UsageError } from '../core/errors.js';
 import { Operation } from '../core/operation.js';
 import { OPTION_NAMES, type SettingNames } from '../core/settings/settings.js';
-import type { CommandSpec, CommonOptions } from './command.js';
+import type { CommandSpec, CommonFlags } from './command.js';
 import { RunMonitor } from './monitoring.js';
 import { errorWords, flag, inCliWords } from './output/error-words.js';
 import { errorDocument } from './output/format.js';
@@ -18,7 +18,7 @@ import type { CliRuntime } from './runtime.js';
 export async function runCommand(
   spec: CommandSpec,
   runtime: CliRuntime,
-  options: CommonOptions,
+  options: CommonFlags,
   args: Array<string | string[]>,
   program: Command,
 ): Promise<number> {
@@ -69,7 +69,7 @@ export function reportFailure(runtime: CliRuntime, error: unknown): number {
   return reportError(outputFor(runtime, {}), toBdsError(error));
 }
 
-function outputFor(runtime: CliRuntime, options: CommonOptions): IO {
+function outputFor(runtime: CliRuntime, options: CommonFlags): IO {
   return new IO({
     stdout: runtime.stdout,
     stderr: runtime.stderr,

@@ -3,12 +3,12 @@
 
 import type { FindingStatus, DoctorFinding, DoctorResult } from '../../core/diagnostics/doctor.js';
 import { defineCommand } from '../command.js';
-import type { CommonOptions } from '../command.js';
+import type { CommonFlags } from '../command.js';
 import { findingWords } from '../output/error-words.js';
 import { counted } from '../output/format.js';
 import type { IO } from '../output/io.js';
 
-export default defineCommand<CommonOptions, DoctorResult>({
+export default defineCommand<CommonFlags, DoctorResult>({
   name: 'doctor',
   description: 'check whether this machine can deliver, and say why not',
   async run(op) {
