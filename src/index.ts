@@ -20,10 +20,9 @@ import {
 import { deliverFolder, type DeliverOptions, type DeliverResult, type DryRunResult } from './core/delivery/deliver.js';
 import type { EventListener } from './core/events.js';
 import { abortError } from './core/errors.js';
-import { type CallOptions, validateOptions, type OptionKind } from './core/options.js';
+import { type CallOptions, OPTION_NAMES, validateOptions, type OptionKind } from './core/options.js';
 import { Operation } from './core/operation.js';
 import type { Env } from './core/runtime.js';
-import { OPTION_NAMES } from './core/settings/settings.js';
 import { processRuntime } from './process-runtime.js';
 import * as service from './core/service.js';
 import * as review from './core/status/status.js';

@@ -45,7 +45,7 @@ export interface CommandSpec<Options = object, Data = unknown> {
    * The settings the command's own flags give, besides the common ones (deliver's --limit-rate, --ping-url and
    * --metrics-file): they are resolved with the others, over the environment and the config file.
    */
-  settings?(options: Options): SettingsFlags;
+  settings?(options: Options): Omit<SettingsFlags, 'names'>;
   /**
    * A watched command (deliver) pings and writes the metrics file its settings name (run-command.ts): `months`
    * says which months its result was about, `delivers` whether a run delivers at all (a dry run does not).

@@ -5,7 +5,7 @@
 import type { Command } from 'commander';
 import { BdsError, InterruptedError, toBdsError, UsageError } from '../core/errors.js';
 import { Operation } from '../core/operation.js';
-import { OPTION_NAMES, type SettingNames } from '../core/settings/settings.js';
+import { NAMED_SETTINGS, type SettingNames } from '../core/settings/settings.js';
 import type { CommandSpec, CommonFlags } from './command.js';
 import { RunMonitor } from './monitoring.js';
 import { errorWords, flag, inCliWords } from './output/error-words.js';
@@ -61,8 +61,7 @@ export async function runCommand(
 }
 
 /** What messages call the settings a person gave: their flags, by the CLI's one rule (error-words.ts's flag). */
-const FLAG_NAMES: SettingNames = { ...OPTION_NAMES };
-for (const setting of Object.keys(FLAG_NAMES) as Array<keyof SettingNames>) FLAG_NAMES[setting] = flag(setting);
+const FLAG_NAMES = Object.fromEntries(NAMED_SETTINGS.map((setting) => [setting, flag(setting)])) as SettingNames;
 
 /** A failure outside any command's run. */
 export function reportFailure(runtime: CliRuntime, error: unknown): number {
