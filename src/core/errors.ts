@@ -65,7 +65,7 @@ export type ErrorAbout =
   /** The data file is larger than the storage host takes in one upload (sizes in bytes; `gzipped`: bds gzipped it). */
   | { code: 'upload_too_large'; file: string; gzipped: boolean; size: number; limit: number | undefined }
   | { code: 'no_api_key' }
-  | { code: 'no_source'; setting: string }
+  | { code: 'no_source' }
   | { code: 'internal' }
   /** The API answered with a redirect: the base URL is not the API's. */
   | { code: 'redirected' }

@@ -1,5 +1,6 @@
-// What a person at the command line reads about a failure: the core's errors name the library's options; where
-// an error says what it is about (src/core/errors.ts: `about`), its words here name the flags and commands instead.
+// What a person at the command line reads about a failure: the core's errors name the library's options (or the
+// settings by the names a door hands in); where an error says what it is about (src/core/errors.ts: `about`), its
+// words here name the flags and commands instead, each option by flag(), the CLI's one rule.
 
 import type { FailureData } from '../../core/failure.js';
 import type { DoctorFinding } from '../../core/diagnostics/finding.js';
@@ -166,7 +167,7 @@ function aboutWords(about: ErrorAbout, own: ErrorWords): Partial<ErrorWords> {
       };
     case 'no_source':
       return {
-        hint: `set ${about.setting}, BDS_SOURCE_ID or sourceId in a config file (bds register-source creates one)`,
+        hint: `set ${flag('sourceId')}, BDS_SOURCE_ID or sourceId in a config file (bds register-source creates one)`,
       };
   }
 }

@@ -52,7 +52,7 @@ export async function settingsFindings(op: Operation): Promise<SettingsFindings>
           'source id',
           'none set: deliver and list need one',
           `set ${settings.names.sourceId}, BDS_SOURCE_ID or sourceId in a config file (register-source creates one)`,
-          { code: 'no_source', setting: settings.names.sourceId },
+          { code: 'no_source' },
         ),
   );
   try {

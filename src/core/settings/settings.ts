@@ -375,7 +375,7 @@ export function requireSource(settings: Settings): string {
   if (!settings.sourceId) {
     throw new UsageError('no source id', {
       hint: `set ${settings.names.sourceId}, BDS_SOURCE_ID or sourceId in a config file (registerSource() creates one)`,
-      about: { code: 'no_source', setting: settings.names.sourceId },
+      about: { code: 'no_source' },
     });
   }
   return settings.sourceId.value;
