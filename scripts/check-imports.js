@@ -1,14 +1,42 @@
 #!/usr/bin/env node
-// The shape of src/, checked in `npm test`: no import circle (type-only and dynamic imports included), and
-// each part imports only what docs/design.md says it may. Prints every offence and exits 1 if there is any;
-// with --rules, prints the rules (test/docs.test.ts compares them with docs/design.md).
+// The shape of src/, checked in `npm test`: no import circle (type-only and dynamic imports included), no
+// import up the floors, and each part imports only what docs/design.md says it may. Prints every offence and
+// exits 1 if there is any; with --rules, prints the rules (test/docs.test.ts compares them with
+// docs/design.md). A folder given as the argument is checked instead of src/ (a test's made-up tree).
 
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const SRC = path.join(ROOT, 'src');
+const SRC = path.resolve(process.argv.slice(2).find((arg) => !arg.startsWith('--')) ?? path.join(ROOT, 'src'));
+
+/**
+ * The floors of src/, lowest first: a module imports only from its own floor or those below it. A path takes the
+ * first prefix that it starts with; every module is on a floor.
+ */
+const FLOORS = [
+  [
+    'core/platform.ts',
+    'core/plural.ts',
+    'core/clean-text.ts',
+    'core/guards.ts',
+    'core/errors.ts',
+    'core/files.ts',
+    'core/deferred.ts',
+    'core/version.ts',
+  ],
+  ['core/api/', 'core/datapass/', 'core/preflight/', 'core/month.ts', 'core/failure.ts'],
+  ['core/settings/', 'core/runtime.ts'],
+  ['core/operation.ts', 'core/options.ts', 'core/events.ts'],
+  ['core/delivery/', 'core/status/', 'core/diagnostics/', 'core/monitoring/', 'core/login.ts', 'core/service.ts'],
+  ['cli/', 'sandbox/', 'index.ts', 'process-runtime.ts'],
+];
+
+/** A module's floor (its index in FLOORS), -1 for none. */
+function floorOf(file) {
+  return FLOORS.findIndex((floor) => floor.some((prefix) => file.startsWith(prefix)));
+}
 
 /** Which modules a part may import besides its own; the first matching prefix of a file's path decides. */
 const ALLOWED = [
@@ -60,10 +88,15 @@ const ALLOWED = [
 /** Packages the core never imports: the command line's. */
 const CLI_PACKAGES = ['commander', 'chalk', 'ora'];
 
-/** The rules as docs/design.md states them: one line a part, then the packages the core never imports. */
+/**
+ * The rules as docs/design.md states them: the floors, highest first; then one line a part, then the packages the
+ * core never imports.
+ */
 function rulesText() {
   const width = Math.max(...ALLOWED.map(([prefix]) => prefix.length));
   return [
+    ...FLOORS.map((floor, index) => `floor ${index}: ${floor.join(', ')}`).reverse(),
+    '',
     ...ALLOWED.map(([prefix, allowed]) => `${prefix.padEnd(width)} → ${allowed.join(', ') || 'nothing of bds'}`),
     `${'core/'.padEnd(width)} ✗ ${CLI_PACKAGES.join(', ')}`,
   ].join('\n');
@@ -102,6 +135,8 @@ const problems = [];
 for (const [file, imports] of graph) {
   const from = rel(file);
   const rule = ALLOWED.find(([prefix]) => from.startsWith(prefix));
+  const floor = floorOf(from);
+  if (floor < 0) problems.push(`${from} is on no floor (scripts/check-imports.js, FLOORS)`);
   for (const imported of imports) {
     if (imported.package) {
       if (from.startsWith('core/') && CLI_PACKAGES.includes(imported.package))
@@ -111,6 +146,7 @@ for (const [file, imports] of graph) {
     const to = rel(imported.file);
     if (!fs.existsSync(imported.file) && !to.endsWith('.generated.ts'))
       problems.push(`${from} imports ${to}, which does not exist`);
+    if (floorOf(to) > floor) problems.push(`${from} (floor ${floor}) imports ${to}, up on floor ${floorOf(to)}`);
     if (rule && !rule[1].some((prefix) => to.startsWith(prefix)))
       problems.push(`${from} imports ${to}: ${rule[0]} may import only ${rule[1].join(', ')}`);
   }
@@ -139,4 +175,4 @@ if (problems.length > 0) {
   );
   process.exit(1);
 }
-console.log(`src/: ${files.length} modules, no import circle, every import allowed`);
+console.log(`src/: ${files.length} modules, no import circle, none up the floors, every import allowed`);

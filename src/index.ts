@@ -19,12 +19,11 @@ import {
   type DeliverManyResult,
 } from './core/delivery/deliver-run.js';
 import type { DeliverOptions, DeliverResult, DryRunResult } from './core/delivery/deliver.js';
-import type { EventListener } from './core/delivery/events.js';
+import type { EventListener } from './core/events.js';
 import { abortError } from './core/errors.js';
-import { type CallOptions, checkOptions, type OptionKind } from './core/options.js';
+import { type CallOptions, OPTION_NAMES, validateOptions, type OptionKind } from './core/options.js';
 import { Operation } from './core/operation.js';
 import type { Env } from './core/runtime.js';
-import { OPTION_NAMES } from './core/settings/settings.js';
 import { processRuntime } from './process-runtime.js';
 import * as service from './core/service.js';
 import * as review from './core/status/status.js';
@@ -55,16 +54,16 @@ export type {
 } from './core/delivery/check.js';
 export type { DeliverOptions, DeliverResult, DryRunResult, FailedDelivery } from './core/delivery/deliver.js';
 export type { DeliverManyOptions, DeliverManyResult, MonthResult } from './core/delivery/deliver-run.js';
-export type { FailureData } from './core/delivery/failure.js';
+export type { FailureData } from './core/failure.js';
 export type { SchemaChanges } from './core/delivery/plan.js';
 export type { ColumnChange, ColumnDiff, ColumnEntry } from './core/preflight/columns.js';
-export type { DeliveryEvent, EventListener, Notice, Step, StepEvent } from './core/delivery/events.js';
+export type { DeliveryEvent, EventListener, Notice, ReviewEvent, StateChange, Step, StepEvent } from './core/events.js';
 export type { ListOptions, RegisterSourceOptions, WhoamiResult } from './core/service.js';
 export type { ReviewChoices, StatusOptions, StatusResult, WaitForReviewOptions } from './core/status/status.js';
-export type { FailOnState, Month, MonthState, MonthStatus } from './core/status/ledger.js';
+export type { FailOnState } from './core/status/ledger.js';
+export type { Month, MonthState, MonthStatus } from './core/month.js';
 /** The former name of Month, kept for callers that use it. */
-export type { Month as Subject } from './core/status/ledger.js';
-export type { ReviewEvent, StateChange } from './core/status/events.js';
+export type { Month as Subject } from './core/month.js';
 export type { BatchListEntry, BatchStatus, MeResponse, Product, Source } from './core/api/types.js';
 
 /** What every function takes: settings not given are resolved as the CLI resolves them. */
@@ -263,7 +262,7 @@ async function withOperation<T>(
   work: (op: Operation) => Promise<T>,
 ): Promise<T> {
   const described: { kinds: Record<string, OptionKind>; required?: readonly string[] } = CALLS[call];
-  checkOptions(call, options, { ...LIBRARY_OPTIONS, ...described.kinds }, described.required);
+  validateOptions(call, options, { ...LIBRARY_OPTIONS, ...described.kinds }, described.required);
   const runtime = processRuntime(options);
   // Inside, an abort always carries a BdsError (exit code 130), whatever reason the caller gave.
   const controller = new AbortController();
@@ -279,10 +278,7 @@ async function withOperation<T>(
       config: options.config,
       sourceId: options.sourceId,
       // Checked as the CLI's --limit-rate is, with BDS_LIMIT_RATE and the config file's limitRate under it.
-      limitRate:
-        options.limitRate === undefined
-          ? undefined
-          : { value: String(options.limitRate), from: 'the limitRate option' },
+      limitRate: options.limitRate === undefined ? undefined : String(options.limitRate),
       names: OPTION_NAMES,
     };
     return await work(new Operation(runtime, flags, { signal: controller.signal, onEvent: options.onEvent }));

@@ -4,8 +4,9 @@
 // from the commander program that buildProgram() makes, so a command or flag added later is checked as soon
 // as it exists, with no change here: document it, or this test names what is missing.
 
-import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
@@ -373,6 +374,22 @@ describe('docs/design.md follows the code', () => {
         : []),
     ]);
     expect(wrong).toEqual([]);
+  });
+
+  it('fails an import up the floors: the call importing a use case, even for a type', () => {
+    const src = mkdtempSync(path.join(os.tmpdir(), 'bds-floors-'));
+    try {
+      mkdirSync(path.join(src, 'core', 'status'), { recursive: true });
+      writeFileSync(path.join(src, 'core', 'operation.ts'), "import type { Month } from './status/ledger.js';\n");
+      writeFileSync(path.join(src, 'core', 'status', 'ledger.ts'), 'export interface Month {}\n');
+      const run = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'check-imports.js'), src], {
+        encoding: 'utf8',
+      });
+      expect(run.status).toBe(1);
+      expect(run.stderr).toContain('core/operation.ts (floor 3) imports core/status/ledger.ts, up on floor 4');
+    } finally {
+      rmSync(src, { recursive: true, force: true });
+    }
   });
 
   it('states the import rules exactly as scripts/check-imports.js --rules prints them', () => {

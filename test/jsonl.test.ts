@@ -3,13 +3,13 @@
 // above 0x7f and newlines among them: the validator relies on zeros after the input to stop its scans), and
 // the same result however the input is split into chunks on its way through a pass.
 import { describe, expect, it } from 'vitest';
-import { checkWholeLines } from '../src/core/datapass/jsonl.js';
-import { LinesChecker } from '../src/core/datapass/lines.js';
+import { parseWholeLines } from '../src/core/datapass/jsonl.js';
+import { LinesParser } from '../src/core/datapass/lines.js';
 import { linesVerdict, seededRandom } from './helpers.js';
 
 /** The validator's verdict on a buffer of whole lines, in the words of linesVerdict. */
 function verdict(input: Buffer | string): string {
-  const result = checkWholeLines(Buffer.from(input));
+  const result = parseWholeLines(Buffer.from(input));
   const { bad } = result;
   if (!bad) return `records ${result.records}`;
   if (bad.what === 'not-utf8') {
@@ -331,18 +331,18 @@ describe('the JSON Lines validator', () => {
   });
 
   it('counts every line, empty ones and a last one without its newline included', () => {
-    expect(checkWholeLines(Buffer.from(''))).toEqual({ records: 0, lines: 0 });
-    expect(checkWholeLines(Buffer.from('\n\n'))).toEqual({ records: 0, lines: 2 });
-    expect(checkWholeLines(Buffer.from('{}\n\n{}\n'))).toEqual({ records: 2, lines: 3 });
-    expect(checkWholeLines(Buffer.from('{}\n{}'))).toEqual({ records: 2, lines: 2 });
-    expect(checkWholeLines(Buffer.from('{}\n '))).toEqual({ records: 1, lines: 2 });
-    expect(checkWholeLines(Buffer.from('{}\r\n\r\n{}\r\n'))).toEqual({ records: 2, lines: 3 });
-    expect(checkWholeLines(Buffer.from('{}\n\n[]\n{}\n'))).toEqual({
+    expect(parseWholeLines(Buffer.from(''))).toEqual({ records: 0, lines: 0 });
+    expect(parseWholeLines(Buffer.from('\n\n'))).toEqual({ records: 0, lines: 2 });
+    expect(parseWholeLines(Buffer.from('{}\n\n{}\n'))).toEqual({ records: 2, lines: 3 });
+    expect(parseWholeLines(Buffer.from('{}\n{}'))).toEqual({ records: 2, lines: 2 });
+    expect(parseWholeLines(Buffer.from('{}\n '))).toEqual({ records: 1, lines: 2 });
+    expect(parseWholeLines(Buffer.from('{}\r\n\r\n{}\r\n'))).toEqual({ records: 2, lines: 3 });
+    expect(parseWholeLines(Buffer.from('{}\n\n[]\n{}\n'))).toEqual({
       records: 1,
       lines: 3,
       bad: { line: 3, what: 'not-object' },
     });
-    expect(checkWholeLines(Buffer.from('{}\n{"a":\n{}\n'))).toEqual({
+    expect(parseWholeLines(Buffer.from('{}\n{"a":\n{}\n'))).toEqual({
       records: 1,
       lines: 2,
       bad: { line: 2, what: 'invalid' },
@@ -354,16 +354,16 @@ describe('the JSON Lines validator', () => {
     // Left in the validator's memory by the one before, the rest of its first line must not complete this one.
     expect(verdict('{"a":"xx')).toBe('f line 1 is not valid JSON');
     const bytes = Buffer.from('{"a":1}\n{"b":2}\n');
-    expect(checkWholeLines(bytes.subarray(0, 10))).toEqual({ records: 1, lines: 2, bad: { line: 2, what: 'invalid' } });
+    expect(parseWholeLines(bytes.subarray(0, 10))).toEqual({ records: 1, lines: 2, bad: { line: 2, what: 'invalid' } });
   });
 
   it('takes a UTF-8 byte order mark at the start of the first chunk, and nowhere else', () => {
     const mark = Buffer.from([0xef, 0xbb, 0xbf]);
-    const first = new LinesChecker('f');
+    const first = new LinesParser('f');
     first.push(Buffer.concat([mark, Buffer.from('{"a":1}\n')]));
     first.push(Buffer.from('{"a":2}\n'));
     expect(first.end()).toBe(2);
-    const later = new LinesChecker('f');
+    const later = new LinesParser('f');
     later.push(Buffer.from('{"a":1}\n'));
     expect(() => later.push(Buffer.concat([mark, Buffer.from('{"a":2}\n')]))).toThrow('f line 2 is not a JSON object');
   });
@@ -378,7 +378,7 @@ describe('the JSON Lines validator', () => {
       Buffer.concat([Buffer.from('{"a":"日本"}\n{"b":"x'), hex('e6 97'), Buffer.from('"}\n{"c":1}\n')]),
     ];
     const feed = (chunks: Buffer[]): string => {
-      const checker = new LinesChecker('f', { chunkBytes: 16 });
+      const checker = new LinesParser('f', { chunkBytes: 16 });
       try {
         for (const chunk of chunks) checker.push(chunk);
         return `records ${checker.end()}`;

@@ -13,6 +13,7 @@ import { Operation } from '../src/core/operation.js';
 import { processRuntime } from '../src/process-runtime.js';
 import type { Sandbox } from '../src/sandbox/emulator.js';
 import { BDS_COMMAND, run, sandbox, spawnCli, tempDir, until, type RunOptions } from './helpers.js';
+import { OPTION_NAMES } from '../src/core/options.js';
 
 /** A home of its own, with its own user config folder (~/.config/bds). */
 function freshHome(): { home: string; configFile: string; env: Record<string, string> } {
@@ -255,7 +256,7 @@ describe('bds login --with-key', () => {
       env: { BDS_BASE_URL: box.baseUrl, HOME: where.home, ...where.env },
       cwd: where.home,
     });
-    const op = new Operation(runtime, {}, { signal: new AbortController().signal });
+    const op = new Operation(runtime, { names: OPTION_NAMES }, { signal: new AbortController().signal });
     const error = await login(op, { keyText: 'svc_live_unknown_0000000000', keyFrom: 'standard input' }).catch(
       (e) => e,
     );

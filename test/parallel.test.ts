@@ -25,7 +25,7 @@ import {
   gzipHeader,
   type ParallelGzipOptions,
 } from '../src/core/datapass/gzip.js';
-import { CHUNK_BYTES, LinesChecker, type LinesCheckerOptions } from '../src/core/datapass/lines.js';
+import { CHUNK_BYTES, LinesParser } from '../src/core/datapass/lines.js';
 import { InOrder, workerScript } from '../src/core/datapass/pool.js';
 import { linesVerdict, seededRandom, tempDir, until } from './helpers.js';
 
@@ -275,10 +275,10 @@ describe('createParallelGzip', () => {
   });
 });
 
-describe('LinesChecker', () => {
+describe('LinesParser', () => {
   /** The check's verdict: the record count or the error message (and hint). */
-  function check(input: Buffer, options: LinesCheckerOptions = {}, maxChunk = 1000): string {
-    const checker = new LinesChecker('f', options);
+  function check(input: Buffer, options: { chunkBytes?: number } = {}, maxChunk = 1000): string {
+    const checker = new LinesParser('f', options);
     try {
       for (const chunk of chunks(input, maxChunk)) checker.push(chunk);
       return `records ${checker.end()}`;
@@ -286,7 +286,7 @@ describe('LinesChecker', () => {
       return (error as Error).message;
     }
   }
-  const small: LinesCheckerOptions = { chunkBytes: 256 };
+  const small = { chunkBytes: 256 };
 
   it('counts the records of a large input checked in many chunks', () => {
     const input = jsonLines(3 * CHUNK_BYTES + 1000);
@@ -342,7 +342,7 @@ describe('LinesChecker', () => {
   });
 
   it('throws a UsageError naming the line, with a hint, and again on every later call', () => {
-    const checker = new LinesChecker('data.jsonl');
+    const checker = new LinesParser('data.jsonl');
     checker.push(Buffer.from('{}\n"no"'));
     type Failure = Error & { hint?: string; exitCode?: number };
     let error: Failure | undefined;
@@ -359,7 +359,7 @@ describe('LinesChecker', () => {
     });
     expect(() => checker.push(Buffer.from('{}\n'))).toThrow(error);
     // A whole bad line is refused by the push that brings it.
-    const early = new LinesChecker('data.jsonl');
+    const early = new LinesParser('data.jsonl');
     expect(() => early.push(Buffer.from('{}\n"no"\n{}'))).toThrow('data.jsonl line 2 is not a JSON object');
     expect(() => early.end()).toThrow('data.jsonl line 2 is not a JSON object');
   });
@@ -381,7 +381,7 @@ describe('LinesChecker', () => {
     const badFirst = Buffer.concat([Buffer.from('{"a":1}\n[]\n'), line(MAX_LINE_BYTES + 1)]);
     expect(check(badFirst, {}, 1 << 20)).toBe('f line 2 is not a JSON object');
     // The hint names the limit: the person reading it finds it nowhere else at hand.
-    const checker = new LinesChecker('f');
+    const checker = new LinesParser('f');
     expect(() => checker.push(over)).toThrow(
       expect.objectContaining({
         hint: 'a line of the data file may hold at most 64 MiB: is it JSON Lines, one record per line?',

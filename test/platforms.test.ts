@@ -22,6 +22,7 @@ import { cacheDir, requireHomeFor, stateDir, userConfigFolder } from '../src/cor
 import { resolveSettings } from '../src/core/settings/settings.js';
 import { homeFolder, processAlive, processRuntime, startTimes } from '../src/process-runtime.js';
 import { CapturedStream, makeFolder, newSource, run, sandbox, sandboxEnv, tempDir } from './helpers.js';
+import { OPTION_NAMES } from '../src/core/options.js';
 
 const { compileCacheFolder } = createRequire(import.meta.url)('../bin/compile-cache.js') as {
   compileCacheFolder: (env: Record<string, string>, platform: NodeJS.Platform, homedir: string) => string;
@@ -102,7 +103,11 @@ describe('folders per system', () => {
 
 it("the temp folder for a plain .jsonl's gzipped copy: TMPDIR, else on Windows TEMP or TMP", () => {
   const tempOn = (platform: NodeJS.Platform, env: Record<string, string>) =>
-    new Operation({ ...processRuntime(), env, platform }, {}, { signal: new AbortController().signal }).tempDir();
+    new Operation(
+      { ...processRuntime(), env, platform },
+      { names: OPTION_NAMES },
+      { signal: new AbortController().signal },
+    ).tempDir();
   expect(tempOn('win32', { TEMP: 'C:\\Temp', TMP: 'C:\\Tmp' })).toBe('C:\\Temp');
   expect(tempOn('win32', { TMP: 'C:\\Tmp' })).toBe('C:\\Tmp');
   expect(tempOn('win32', { TMPDIR: 'D:\\scratch', TEMP: 'C:\\Temp' })).toBe('D:\\scratch');
@@ -153,7 +158,7 @@ describe('what protects the config file', () => {
   }
   const warningsOn = async (platform: NodeJS.Platform, env: Record<string, string>, config?: string) => {
     const { cwd } = readableFiles();
-    const settings = await resolveSettings({ config }, { env, cwd, homedir: cwd, platform });
+    const settings = await resolveSettings({ config, names: OPTION_NAMES }, { env, cwd, homedir: cwd, platform });
     return settings.warnings.map((warning) => warning.message);
   };
 

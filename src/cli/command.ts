@@ -5,10 +5,11 @@
 import type { Command, Option } from 'commander';
 import type { MonthRun } from '../core/monitoring/metrics.js';
 import type { Operation } from '../core/operation.js';
+import type { SettingsFlags } from '../core/settings/settings.js';
 import type { IO } from './output/io.js';
 
 /** Options every command takes (and --source, which several do). */
-export interface CommonOptions {
+export interface CommonFlags {
   json?: boolean;
   quiet?: boolean;
   verbose?: boolean;
@@ -18,11 +19,6 @@ export interface CommonOptions {
   config?: string;
   profile?: string;
   source?: string;
-  /** A watched command's (CommandSpec.monitored). */
-  pingUrl?: string;
-  metricsFile?: string;
-  /** deliver's upload rate cap, as written. */
-  limitRate?: string;
 }
 
 export interface ArgumentSpec {
@@ -46,8 +42,13 @@ export interface CommandSpec<Options = object, Data = unknown> {
   /** Shows the result: JSON with --json, else text (io.result decides); may return a non-zero exit code. */
   print(io: IO, data: Data, options: Options, op: Operation): number | void;
   /**
-   * A watched command (deliver) takes --ping-url and --metrics-file (run-command.ts pings and writes the file):
-   * `months` says which months its result was about, `delivers` whether a run delivers at all (a dry run does not).
+   * The settings the command's own flags give, besides the common ones (deliver's --limit-rate, --ping-url and
+   * --metrics-file): they are resolved with the others, over the environment and the config file.
+   */
+  settings?(options: Options): Omit<SettingsFlags, 'names'>;
+  /**
+   * A watched command (deliver) pings and writes the metrics file its settings name (run-command.ts): `months`
+   * says which months its result was about, `delivers` whether a run delivers at all (a dry run does not).
    */
   monitored?: { months(data: Data): MonthRun[]; delivers(options: Options): boolean };
 }

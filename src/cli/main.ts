@@ -7,7 +7,7 @@ import { EXIT_CODES } from '../core/errors.js';
 // A key given as an argument or option (`--key=svc_live_...`) is never echoed back by a usage error.
 import { withoutKeys } from '../core/settings/text.js';
 import { packageVersion, versionInfo } from '../core/version.js';
-import type { CommandSpec, CommonOptions } from './command.js';
+import type { CommandSpec, CommonFlags } from './command.js';
 import checkCommand from './commands/check.js';
 import completionCommand from './commands/completion.js';
 import deliverCommand from './commands/deliver.js';
@@ -170,7 +170,7 @@ function withoutPrefix(message: string): string {
 
 type Runner = (
   spec: CommandSpec,
-  options: CommonOptions,
+  options: CommonFlags,
   args: Array<string | string[]>,
   command: Command,
 ) => Promise<void>;
@@ -211,7 +211,7 @@ export function buildProgram(runtime: CliRuntime, runner: Runner, argv: readonly
     command.action(async (...params: unknown[]) => {
       // commander passes the arguments, then the options, then the command itself.
       const args = params.slice(0, -2) as Array<string | string[]>;
-      await runner(spec, command.opts<CommonOptions>(), args, command);
+      await runner(spec, command.opts<CommonFlags>(), args, command);
     });
   }
 

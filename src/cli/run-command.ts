@@ -5,10 +5,10 @@
 import type { Command } from 'commander';
 import { BdsError, InterruptedError, toBdsError, UsageError } from '../core/errors.js';
 import { Operation } from '../core/operation.js';
-import type { SettingNames } from '../core/settings/settings.js';
-import type { CommandSpec, CommonOptions } from './command.js';
+import { NAMED_SETTINGS, type SettingNames } from '../core/settings/settings.js';
+import type { CommandSpec, CommonFlags } from './command.js';
 import { RunMonitor } from './monitoring.js';
-import { errorWords, inCliWords } from './output/error-words.js';
+import { errorWords, flag, inCliWords } from './output/error-words.js';
 import { errorDocument } from './output/format.js';
 import { IO } from './output/io.js';
 import { noticePrinter } from './output/words.js';
@@ -18,7 +18,7 @@ import type { CliRuntime } from './runtime.js';
 export async function runCommand(
   spec: CommandSpec,
   runtime: CliRuntime,
-  options: CommonOptions,
+  options: CommonFlags,
   args: Array<string | string[]>,
   program: Command,
 ): Promise<number> {
@@ -29,9 +29,7 @@ export async function runCommand(
     sourceId: options.source,
     profile: options.profile,
     config: options.config,
-    pingUrl: options.pingUrl,
-    metricsFile: options.metricsFile,
-    limitRate: options.limitRate === undefined ? undefined : { value: options.limitRate, from: '--limit-rate' },
+    ...spec.settings?.(options),
     names: FLAG_NAMES,
   };
   const op = new Operation(runtime, flags, {
@@ -62,23 +60,15 @@ export async function runCommand(
   return code;
 }
 
-/** What messages call the settings a person gave: the flags. */
-const FLAG_NAMES: SettingNames = {
-  baseUrl: '--base-url',
-  sourceId: '--source',
-  profile: '--profile',
-  config: '--config',
-  pingUrl: '--ping-url',
-  metricsFile: '--metrics-file',
-  period: '--period',
-};
+/** What messages call the settings a person gave: their flags, by the CLI's one rule (error-words.ts's flag). */
+const FLAG_NAMES = Object.fromEntries(NAMED_SETTINGS.map((setting) => [setting, flag(setting)])) as SettingNames;
 
 /** A failure outside any command's run. */
 export function reportFailure(runtime: CliRuntime, error: unknown): number {
   return reportError(outputFor(runtime, {}), toBdsError(error));
 }
 
-function outputFor(runtime: CliRuntime, options: CommonOptions): IO {
+function outputFor(runtime: CliRuntime, options: CommonFlags): IO {
   return new IO({
     stdout: runtime.stdout,
     stderr: runtime.stderr,

@@ -2,7 +2,7 @@
 // the interrupt signal. bin/bds.js builds one from the real process; tests build their own (fake TTYs, instant
 // sleeps, short timeouts, a private HOME).
 
-import type { EventListener } from '../core/delivery/events.js';
+import type { EventListener } from '../core/events.js';
 import type { Runtime } from '../core/runtime.js';
 
 export interface OutputStream {

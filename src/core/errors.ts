@@ -65,13 +65,13 @@ export type ErrorAbout =
   /** The data file is larger than the storage host takes in one upload (sizes in bytes; `gzipped`: bds gzipped it). */
   | { code: 'upload_too_large'; file: string; gzipped: boolean; size: number; limit: number | undefined }
   | { code: 'no_api_key' }
-  | { code: 'no_source'; setting: string }
+  | { code: 'no_source' }
   | { code: 'internal' }
   /** The API answered with a redirect: the base URL is not the API's. */
   | { code: 'redirected' }
   /** Retries ran out on a failure with no hint of its own. */
   | { code: 'gave_up' }
-  // doctor's findings (DoctorCheck's `about`):
+  // doctor's findings (DoctorFinding's `about`):
   | { code: 'unknown_source' }
   | { code: 'unfinished_delivery' }
   | { code: 'temp_copies_left' }

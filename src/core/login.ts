@@ -13,7 +13,6 @@ import {
   requireBaseUrl,
   resolveSettings,
   type Settings,
-  OPTION_NAMES,
   type SettingNames,
   type Sourced,
 } from './settings/settings.js';
@@ -191,12 +190,9 @@ export async function logout(op: Operation): Promise<LogoutResult> {
     // Read, never rewritten: a key in it is the user's to remove.
     const holds = await holdsKey(op, target.file, place);
     if (holds) {
-      throw new UsageError(
-        `${notRewritten(target.file, target.reason, op.flags.names ?? OPTION_NAMES)}; nothing was removed`,
-        {
-          hint: `remove apiKey${place.profile === undefined ? '' : ` under profiles.${place.profile}`} from it yourself`,
-        },
-      );
+      throw new UsageError(`${notRewritten(target.file, target.reason, op.flags.names)}; nothing was removed`, {
+        hint: `remove apiKey${place.profile === undefined ? '' : ` under profiles.${place.profile}`} from it yourself`,
+      });
     }
   }
   const after = await settingsNow(op);

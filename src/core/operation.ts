@@ -7,13 +7,12 @@ import os from 'node:os';
 import type { ApiClient } from './api/client.js';
 import type { HttpTuning } from './api/http.js';
 import { canonicalApi } from './api/url-rules.js';
-import type { EventListener } from './delivery/events.js';
-import type { Month } from './status/ledger.js';
+import type { EventListener } from './events.js';
+import type { Month } from './month.js';
 import type { Runtime } from './runtime.js';
 import {
   requireApiKey,
   requireBaseUrl,
-  OPTION_NAMES,
   resolveSettings,
   type SettingNames,
   type ApiKey,
@@ -73,11 +72,11 @@ export class Operation {
 
   /** What the caller calls the settings and options it gives, for messages. */
   get names(): SettingNames {
-    return this.flags.names ?? OPTION_NAMES;
+    return this.flags.names;
   }
 
   /** The same call with other settings flags, resolved afresh (`bds login`: the key just typed). */
-  withFlags(flags: SettingsFlags): Operation {
+  withFlags(flags: Omit<SettingsFlags, 'names'>): Operation {
     return new Operation(this.runtime, { ...this.flags, ...flags }, this.options);
   }
 

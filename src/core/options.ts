@@ -5,7 +5,20 @@
 
 import { PRODUCTS } from './api/types.js';
 import { UsageError } from './errors.js';
+import type { SettingNames } from './settings/settings.js';
 import { closestName, shownText } from './settings/text.js';
+
+/** What the library's messages call the settings a caller gives: its options. */
+export const OPTION_NAMES: SettingNames = {
+  baseUrl: 'the baseUrl option',
+  sourceId: 'the sourceId option',
+  profile: 'the profile option',
+  config: 'the config option',
+  pingUrl: 'the pingUrl option',
+  metricsFile: 'the metricsFile option',
+  limitRate: 'the limitRate option',
+  period: 'period',
+};
 
 export type OptionKind =
   'string' | 'boolean' | 'number' | 'function' | 'object' | 'signal' | 'folders' | 'product' | 'rate' | 'states';
@@ -38,7 +51,7 @@ export interface CallOptions<Options> {
  * Checks `options` of the library function `call`: it names no option but those in `kinds`, each undefined or
  * of its kind, and those in `required` are given (a string not blank).
  */
-export function checkOptions(
+export function validateOptions(
   call: string,
   options: unknown,
   kinds: Record<string, OptionKind>,

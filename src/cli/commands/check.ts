@@ -2,7 +2,7 @@
 // (output/check-result.ts). Several folders are checked one after the other (the library's checkMany), one
 // result each; exit 2 if any fails. --html also writes the sign-off page (html-option.ts), failed or not.
 
-import type { DeliveryEvent } from '../../core/delivery/events.js';
+import type { DeliveryEvent } from '../../core/events.js';
 import { defineCommand } from '../command.js';
 import { printCheck, type Checked } from '../output/check-result.js';
 import { folderOptions, foldersOf, refuseOneFolderFlags, type FolderFlags } from './folder-options.js';

@@ -3,11 +3,11 @@
 import type { Command } from 'commander';
 import { UsageError } from '../../core/errors.js';
 import { defineCommand } from '../command.js';
-import type { CommonOptions } from '../command.js';
+import type { CommonFlags } from '../command.js';
 
 const SHELLS = ['bash', 'zsh', 'fish', 'powershell'];
 
-export default defineCommand<CommonOptions, { shell: string; script: string }>({
+export default defineCommand<CommonFlags, { shell: string; script: string }>({
   name: 'completion',
   description: 'print a shell completion script (bash, zsh, fish or powershell)',
   arguments: [{ syntax: '<shell>', description: 'bash, zsh, fish or powershell', choices: SHELLS }],

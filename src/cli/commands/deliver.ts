@@ -3,7 +3,7 @@
 // one row per month.
 
 import { Option } from 'commander';
-import { checkJobs, JOBS } from '../../core/delivery/jobs.js';
+import { validateJobs, JOBS } from '../../core/delivery/jobs.js';
 import type { DeliveryChoices } from '../../core/delivery/deliver.js';
 import { monthRuns } from '../../core/monitoring/months.js';
 import type { ReviewChoices } from '../../core/status/status.js';
@@ -21,6 +21,9 @@ interface DeliverFlags extends FolderFlags, ReviewFlags, HtmlFlags {
   force?: boolean;
   skipDelivered?: boolean;
   jobs?: string;
+  limitRate?: string;
+  pingUrl?: string;
+  metricsFile?: string;
 }
 
 export default defineCommand<DeliverFlags, Delivered>({
@@ -84,6 +87,7 @@ export default defineCommand<DeliverFlags, Delivered>({
     }
   },
   print: (io, delivered, flags, op) => printDeliver(io, delivered, op, flags.timeout),
+  settings: ({ limitRate, pingUrl, metricsFile }) => ({ limitRate, pingUrl, metricsFile }),
   monitored: { months: (delivered) => monthRuns(delivered.run), delivers: (flags) => flags.dryRun !== true },
 });
 
@@ -110,5 +114,5 @@ function deliveryChoices(flags: DeliverFlags): DeliveryChoices & ReviewChoices {
 
 /** --jobs as a number, checked with one folder too: a typo should not wait for the day it matters. */
 function parseJobs(jobs: string | undefined): number | undefined {
-  return jobs === undefined ? undefined : checkJobs(/^\d+$/.test(jobs) ? Number(jobs) : Number.NaN, jobs);
+  return jobs === undefined ? undefined : validateJobs(/^\d+$/.test(jobs) ? Number(jobs) : Number.NaN, jobs);
 }

@@ -4,10 +4,10 @@ import { Option } from 'commander';
 import { PRODUCTS, type Product } from '../../core/api/types.js';
 import { UsageError } from '../../core/errors.js';
 import type { Runtime } from '../../core/runtime.js';
-import type { CommonOptions } from '../command.js';
+import type { CommonFlags } from '../command.js';
 import { expandFolderPatterns } from './folder-patterns.js';
 
-export interface FolderFlags extends CommonOptions {
+export interface FolderFlags extends CommonFlags {
   period?: string;
   product?: Product;
   file?: string;

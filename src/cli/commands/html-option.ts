@@ -5,7 +5,7 @@ import { statSync } from 'node:fs';
 import path from 'node:path';
 import { Option } from 'commander';
 import type { CheckManyResult } from '../../core/delivery/check.js';
-import { failureData } from '../../core/delivery/failure.js';
+import { failureData } from '../../core/failure.js';
 import { InterruptedError, toBdsError, UsageError } from '../../core/errors.js';
 import { writeFileAtomic } from '../../core/files.js';
 import { errnoCode } from '../../core/guards.js';

@@ -4,10 +4,10 @@ import { Option } from 'commander';
 import type { ChalkInstance } from 'chalk';
 import { BATCH_STATUSES, PRODUCTS, type BatchListEntry, type BatchStatus, type Product } from '../../core/api/types.js';
 import { defineCommand } from '../command.js';
-import type { CommonOptions } from '../command.js';
+import type { CommonFlags } from '../command.js';
 import { renderTable } from '../output/table.js';
 
-interface ListFlags extends CommonOptions {
+interface ListFlags extends CommonFlags {
   period?: string;
   product?: Product;
   status?: BatchStatus;

@@ -5,11 +5,11 @@ import { Option } from 'commander';
 import { UsageError } from '../../core/errors.js';
 import type { LoginResult } from '../../core/login.js';
 import { defineCommand } from '../command.js';
-import type { CommonOptions } from '../command.js';
+import type { CommonFlags } from '../command.js';
 
 const KEY_PROMPT = 'API key (svc_live_... or svc_test_...; not shown as you type): ';
 
-interface LoginFlags extends CommonOptions {
+interface LoginFlags extends CommonFlags {
   withKey?: boolean;
 }
 

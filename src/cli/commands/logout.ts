@@ -2,9 +2,9 @@
 
 import type { LogoutResult } from '../../core/login.js';
 import { defineCommand } from '../command.js';
-import type { CommonOptions } from '../command.js';
+import type { CommonFlags } from '../command.js';
 
-export default defineCommand<CommonOptions, LogoutResult>({
+export default defineCommand<CommonFlags, LogoutResult>({
   name: 'logout',
   description: 'remove the key from your config file',
   async run(op) {

@@ -3,9 +3,9 @@
 import { Option } from 'commander';
 import type { Source } from '../../core/api/types.js';
 import { defineCommand } from '../command.js';
-import type { CommonOptions } from '../command.js';
+import type { CommonFlags } from '../command.js';
 
-interface RegisterSourceFlags extends CommonOptions {
+interface RegisterSourceFlags extends CommonFlags {
   name?: string;
   description?: string;
 }

@@ -8,10 +8,10 @@ import type { Env } from '../../core/runtime.js';
 import { parseSize } from '../../core/settings/size.js';
 import { examplesFolder } from '../../core/version.js';
 import { defineCommand } from '../command.js';
-import type { CommonOptions } from '../command.js';
+import type { CommonFlags } from '../command.js';
 import { parseDuration } from './review-options.js';
 
-interface SandboxFlags extends CommonOptions {
+interface SandboxFlags extends CommonFlags {
   port: string;
   host: string;
   dataDir?: string;

@@ -5,13 +5,13 @@ import { Option } from 'commander';
 import { PRODUCTS, type Product } from '../../core/api/types.js';
 import { UsageError } from '../../core/errors.js';
 import type { StatusResult, StatusRules } from '../../core/status/status.js';
-import { defineCommand, type CommonOptions } from '../command.js';
+import { defineCommand, type CommonFlags } from '../command.js';
 import { writtenDuration } from '../output/format.js';
 import { printStatus, routeReview } from '../output/status-view.js';
 import { noticePrinter } from '../output/words.js';
 import { reviewChoices, reviewOptions, type ReviewFlags } from './review-options.js';
 
-interface StatusFlags extends CommonOptions, ReviewFlags {
+interface StatusFlags extends CommonFlags, ReviewFlags {
   since?: string;
   until?: string;
   period?: string;

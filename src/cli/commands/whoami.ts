@@ -2,9 +2,9 @@
 
 import type { WhoamiResult } from '../../core/service.js';
 import { defineCommand } from '../command.js';
-import type { CommonOptions } from '../command.js';
+import type { CommonFlags } from '../command.js';
 
-export default defineCommand<CommonOptions, WhoamiResult>({
+export default defineCommand<CommonFlags, WhoamiResult>({
   name: 'whoami',
   description: 'show the organization, key and settings in use',
   async run(op) {

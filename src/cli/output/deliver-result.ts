@@ -11,7 +11,7 @@ import {
 } from '../../core/delivery/deliver-run.js';
 import { abortError, EXIT_CODES, InterruptedError } from '../../core/errors.js';
 import type { Operation } from '../../core/operation.js';
-import type { Month } from '../../core/status/ledger.js';
+import type { Month } from '../../core/month.js';
 import type { StatusResult } from '../../core/status/status.js';
 import { counted, formatBytes, formatDuration, writtenDuration } from './format.js';
 import type { IO } from './io.js';

@@ -6,10 +6,10 @@
 // month that ends leaves one line above the block; without a terminal, the usual timestamped lines, each naming
 // its period and product, progress at most every 10 s per month.
 
-import type { DeliveryEvent, StepEvent } from '../../core/delivery/events.js';
-import type { Month } from '../../core/status/ledger.js';
+import type { DeliveryEvent, StepEvent } from '../../core/events.js';
+import type { Month } from '../../core/month.js';
 import { EXIT_CODES } from '../../core/errors.js';
-import type { FailureData } from '../../core/delivery/failure.js';
+import type { FailureData } from '../../core/failure.js';
 import { failureWords } from './error-words.js';
 import { formatBytes, formatDuration, formatRate } from './format.js';
 import type { IO } from './io.js';

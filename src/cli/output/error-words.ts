@@ -1,8 +1,9 @@
-// What a person at the command line reads about a failure: the core's errors name the library's options; where
-// an error says what it is about (src/core/errors.ts: `about`), its words here name the flags and commands instead.
+// What a person at the command line reads about a failure: the core's errors name the library's options (or the
+// settings by the names a door hands in); where an error says what it is about (src/core/errors.ts: `about`), its
+// words here name the flags and commands instead, each option by flag(), the CLI's one rule.
 
-import type { FailureData } from '../../core/delivery/failure.js';
-import type { DoctorCheck } from '../../core/diagnostics/doctor-check.js';
+import type { FailureData } from '../../core/failure.js';
+import type { DoctorFinding } from '../../core/diagnostics/finding.js';
 import type { BdsError, ErrorAbout } from '../../core/errors.js';
 import { formatBytes } from './format.js';
 
@@ -40,13 +41,14 @@ export function inCliWords<T>(data: T): T {
 }
 
 /** A doctor's check in the CLI's words, as a person and `--json` read it (`about` is not shown). */
-export function checkWords({ name, status, message, hint, about }: DoctorCheck): DoctorCheck {
+export function findingWords({ name, status, message, hint, about }: DoctorFinding): DoctorFinding {
   const words = about ? aboutWords(about, { message, hint: hint ?? undefined }) : {};
   return { name, status, message: words.message ?? message, hint: words.hint ?? hint };
 }
 
-/** A library option's flag: `skipDelivered` is `--skip-delivered`. */
+/** A library option's flag: `skipDelivered` is `--skip-delivered`, and `sourceId` `--source`. */
 export function flag(option: string): string {
+  if (option === 'sourceId') return '--source';
   return `--${option.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`;
 }
 
@@ -165,7 +167,7 @@ function aboutWords(about: ErrorAbout, own: ErrorWords): Partial<ErrorWords> {
       };
     case 'no_source':
       return {
-        hint: `set ${about.setting}, BDS_SOURCE_ID or sourceId in a config file (bds register-source creates one)`,
+        hint: `set ${flag('sourceId')}, BDS_SOURCE_ID or sourceId in a config file (bds register-source creates one)`,
       };
   }
 }

@@ -7,7 +7,7 @@
 
 import type { CheckFailure, CheckResult } from '../../core/delivery/check.js';
 import { cleanText } from '../../core/clean-text.js';
-import type { FailureData } from '../../core/delivery/failure.js';
+import type { FailureData } from '../../core/failure.js';
 import { counted, formatBytes } from './format.js';
 
 /** One folder as the user named it, and what checking it gave. */

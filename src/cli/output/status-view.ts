@@ -3,16 +3,9 @@
 // happens (one live line on a terminal, a timestamped line per change of state elsewhere).
 
 import type { ChalkInstance } from 'chalk';
-import type { EventListener } from '../../core/delivery/events.js';
-import type { ReviewEvent } from '../../core/status/events.js';
-import {
-  failingMonths,
-  isPending,
-  MONTH_STATES,
-  type FailOnState,
-  type MonthState,
-  type MonthStatus,
-} from '../../core/status/ledger.js';
+import type { EventListener, ReviewEvent } from '../../core/events.js';
+import { failingMonths, isPending, type FailOnState } from '../../core/status/ledger.js';
+import { MONTH_STATES, type MonthState, type MonthStatus } from '../../core/month.js';
 import type { StatusResult } from '../../core/status/status.js';
 import { counted, plural, timestamp } from './format.js';
 import type { IO } from './io.js';

@@ -1,11 +1,11 @@
-// Every sentence bds says about a delivery: events (src/core/delivery/events.ts) into words, and which notices
+// Every sentence bds says about a delivery: events (src/core/events.ts) into words, and which notices
 // are warnings (shown even with --quiet). The core speaks in data; this is the one place that turns it into
 // English.
 
 import { cleanText } from '../../core/clean-text.js';
 import type { ColumnDiff, ColumnEntry } from '../../core/preflight/columns.js';
 import { pathForPeople } from '../../core/preflight/folder.js';
-import type { EventListener, Notice, StepEvent } from '../../core/delivery/events.js';
+import type { EventListener, Notice, StepEvent } from '../../core/events.js';
 import type { BatchRef } from '../../core/api/types.js';
 import { counted, formatBytes, formatDuration } from './format.js';
 import type { IO } from './io.js';

@@ -1,6 +1,6 @@
 // Checking JSON Lines: every non-empty line must be a JSON object. The validator itself is WebAssembly
 // (jsonl.as.ts, compiled by `npm run build`); this module gives each thread its own instance and lays out its
-// memory. lines.ts cuts the file into buffers of whole lines and hands them to checkWholeLines, on the pass
+// memory. lines.ts cuts the file into buffers of whole lines and hands them to parseWholeLines, on the pass
 // thread for a large file (thread.ts), on the caller's thread for a small one.
 
 import { VALIDATOR_WASM } from './jsonl-wasm.generated.js';
@@ -8,7 +8,7 @@ import { VALIDATOR_WASM } from './jsonl-wasm.generated.js';
 /** The longest record accepted; longer means the file is not JSON Lines (one huge document, say). */
 export const MAX_LINE_BYTES = 64 << 20;
 
-/** What checkWholeLines found: the records, the lines (empty ones included) and the first bad line, if any. */
+/** What parseWholeLines found: the records, the lines (empty ones included) and the first bad line, if any. */
 export interface WholeLinesResult {
   /** Non-empty lines that are JSON objects, up to the first bad line. */
   records: number;
@@ -59,7 +59,7 @@ function instance(): ValidatorExports {
  * buffer checked so far, twice over (input and nesting room); the nesting room's pages are never touched,
  * and so take no memory, unless a line nests that deep.
  */
-export function checkWholeLines(b: Uint8Array): WholeLinesResult {
+export function parseWholeLines(b: Uint8Array): WholeLinesResult {
   const wasm = instance();
   const end = INPUT_AT + b.length;
   const stack = end + PADDING;

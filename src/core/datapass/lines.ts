@@ -1,4 +1,4 @@
-// The JSON Lines check of a pass, on the thread that runs the pass (for a large file, a thread of its own,
+// The JSON Lines parse of a pass (each line must parse as a JSON object), on the thread that runs the pass (for a large file, a thread of its own,
 // while zlib inflates or deflates on libuv's threads: thread.ts).
 //
 // Each chunk is checked in windows of whole lines, straight from the chunk (the validator copies a window into
@@ -7,7 +7,7 @@
 // the first bad line reported is the first in the file.
 
 import { UsageError } from '../errors.js';
-import { checkWholeLines, MAX_LINE_BYTES } from './jsonl.js';
+import { parseWholeLines, MAX_LINE_BYTES } from './jsonl.js';
 
 /**
  * Bytes checked at a time (a window, cut after its last newline). The validator copies them into its own
@@ -17,12 +17,7 @@ import { checkWholeLines, MAX_LINE_BYTES } from './jsonl.js';
 export const CHUNK_BYTES = 256 << 10;
 const NEWLINE = 0x0a;
 
-export interface LinesCheckerOptions {
-  /** Bytes checked at a time (default CHUNK_BYTES); tests use small ones to cut lines anywhere. */
-  chunkBytes?: number;
-}
-
-export class LinesChecker {
+export class LinesParser {
   private readonly chunkBytes: number;
   /** The line cut by the end of the last chunk: its first `cut` bytes, waiting for the newline that ends it. */
   private carried: Buffer;
@@ -38,7 +33,8 @@ export class LinesChecker {
 
   constructor(
     private readonly fileName: string,
-    options: LinesCheckerOptions = {},
+    /** `chunkBytes`: bytes parsed at a time (default CHUNK_BYTES); tests use small ones to cut lines anywhere. */
+    options: { chunkBytes?: number } = {},
   ) {
     this.chunkBytes = options.chunkBytes ?? CHUNK_BYTES;
     if (!Number.isInteger(this.chunkBytes) || this.chunkBytes < 1)
@@ -98,7 +94,7 @@ export class LinesChecker {
 
   private guard(work: () => void): void {
     if (this.failure) throw this.failure;
-    if (this.ended) throw new Error('LinesChecker: push() or end() after end()');
+    if (this.ended) throw new Error('LinesParser: push() or end() after end()');
     try {
       work();
     } catch (error) {
@@ -139,7 +135,7 @@ export class LinesChecker {
 
   /** Checks bytes [start, end) of `bytes`: whole lines, but for the end of the file. */
   private check(bytes: Uint8Array, start: number, end: number): void {
-    const { bad, records, lines } = checkWholeLines(bytes.subarray(start, end));
+    const { bad, records, lines } = parseWholeLines(bytes.subarray(start, end));
     if (bad?.what === 'not-utf8') {
       const value = bad.value.toString(16).toUpperCase();
       throw new UsageError(

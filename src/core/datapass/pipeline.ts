@@ -26,7 +26,7 @@ import { changeSince, type FileStamp } from './file-stamp.js';
 import { freeNow, type GarbageMeter } from './garbage.js';
 import { GzipInflater } from './gunzip.js';
 import { createParallelGzip } from './gzip.js';
-import { LinesChecker } from './lines.js';
+import { LinesParser } from './lines.js';
 
 /** Bytes per read of the data file. Each read is a round trip to libuv's threads, like zlib's chunks. */
 const READ_CHUNK = 1 << 20;
@@ -94,7 +94,7 @@ function passThrough(see: (chunk: Buffer) => void): Transform {
  * just before the next is checked: a collection then finds it dead, where one made while it is checked would
  * see it alive (garbage.ts: a buffer seen alive by two collections is kept until a full one).
  */
-function checkedSink(lines: LinesChecker, see: (chunk: Buffer) => void, garbage: GarbageMeter | undefined): Writable {
+function checkedSink(lines: LinesParser, see: (chunk: Buffer) => void, garbage: GarbageMeter | undefined): Writable {
   let droppedBefore = 0;
   return new Writable({
     highWaterMark: INFLATE_CHUNK,
@@ -135,7 +135,7 @@ function endedOutputBuffer(chunk: Buffer): ArrayBuffer | undefined {
 export async function passOverFile(file: string, before: FileStamp, options: PassOptions): Promise<PassFindings> {
   const { name, copy, signal, onRead, garbage } = options;
   const hash = createHash('sha256');
-  const lines = new LinesChecker(name);
+  const lines = new LinesParser(name);
   let read = 0;
   const counted = (chunk: Buffer): void => {
     read += chunk.length;

@@ -7,12 +7,12 @@ import { isObject } from '../guards.js';
 import path from 'node:path';
 import { EXIT_CODES, toBdsError, UsageError, type BdsError } from '../errors.js';
 import type { Operation } from '../operation.js';
-import { failureData, type FailureData } from './failure.js';
+import { failureData, type FailureData } from '../failure.js';
 import { duplicateError } from './many-folders.js';
 import { sameFileError } from './same-file.js';
 import { stateDir } from '../settings/dirs.js';
 import { countRoles, type ColumnEntry } from '../preflight/columns.js';
-import { checkFolder, type FolderCheck, type FolderOptions, type MonthFolder } from '../preflight/folder.js';
+import { preflightFolder, type PreflightedFolder, type FolderOptions, type MonthFolder } from '../preflight/folder.js';
 import { compareSchema, planFolder, type SchemaChanges } from './plan.js';
 import { Journal } from './journal.js';
 
@@ -87,8 +87,8 @@ export async function checkFolders(options: CheckOptions | CheckManyOptions, op:
     ? options.dirs.map((dir) => ({ dir, product: options.product, sourceId: options.sourceId }))
     : [options];
   const checks: CheckManyResult['checks'] = [];
-  const earlier: FolderCheck[] = [];
-  const passed: Array<{ index: number; folder: FolderCheck; result: CheckResult }> = [];
+  const earlier: PreflightedFolder[] = [];
+  const passed: Array<{ index: number; folder: PreflightedFolder; result: CheckResult }> = [];
   const fail = (index: number, dir: string, error: BdsError): void => {
     const failure = failureData(error);
     op.onEvent({ type: 'ended', dir, error: failure });
@@ -96,11 +96,11 @@ export async function checkFolders(options: CheckOptions | CheckManyOptions, op:
   };
   for (const [index, folderOptions] of folders.entries()) {
     try {
-      const folder = await quickCheck(folderOptions, op);
+      const folder = await preflight(folderOptions, op);
       const duplicate = duplicateError(folder, earlier);
       if (duplicate) throw duplicate;
       earlier.push(folder);
-      const result = await checkQuickChecked(folder, folderOptions, op);
+      const result = await checkPreflighted(folder, folderOptions, op);
       checks[index] = result;
       const month = { index, folder, result };
       // Folders without a period are never delivered together, so only months are compared.
@@ -127,7 +127,7 @@ export async function checkFolders(options: CheckOptions | CheckManyOptions, op:
 }
 
 /** A checked folder of a known month. */
-function isMonth<Entry extends { folder: FolderCheck }>(entry: Entry): entry is Entry & { folder: MonthFolder } {
+function isMonth<Entry extends { folder: PreflightedFolder }>(entry: Entry): entry is Entry & { folder: MonthFolder } {
   return entry.folder.period !== undefined;
 }
 
@@ -139,8 +139,8 @@ function sameFileInRun(first: MonthFolder, later: MonthFolder, result: CheckResu
   );
 }
 
-function quickCheck(options: CheckOptions, op: Operation): Promise<FolderCheck> {
-  return checkFolder({
+function preflight(options: CheckOptions, op: Operation): Promise<PreflightedFolder> {
+  return preflightFolder({
     ...options,
     cwd: op.runtime.cwd,
     platform: op.runtime.platform,
@@ -150,7 +150,7 @@ function quickCheck(options: CheckOptions, op: Operation): Promise<FolderCheck> 
   });
 }
 
-async function checkQuickChecked(folder: FolderCheck, options: CheckOptions, op: Operation): Promise<CheckResult> {
+async function checkPreflighted(folder: PreflightedFolder, options: CheckOptions, op: Operation): Promise<CheckResult> {
   const { runtime } = op;
   const settings = await op.settings();
   // check sends nothing: a plain .jsonl is gzipped for its checksum only, without a copy.

@@ -11,8 +11,8 @@ import { AuthError, BdsError, EXIT_CODES, UsageError, abortError, toBdsError } f
 import type { Operation } from '../operation.js';
 import { pathsOf } from '../platform.js';
 import {
-  checkChoices,
-  checkDeliveryFolder,
+  validateChoices,
+  preflightDeliveryFolder,
   deliveryTarget,
   failedDelivery,
   reviewUnlessStopped,
@@ -28,12 +28,12 @@ import {
 import { schemaColumns } from '../preflight/columns.js';
 import type { SchemaBaseline } from './plan.js';
 import { listFolder, type MonthFolder } from '../preflight/folder.js';
-import { checkJobs } from './jobs.js';
+import { validateJobs } from './jobs.js';
 import { periodInName } from '../preflight/period.js';
 import { duplicateError } from './many-folders.js';
 import { RunChecksums } from './same-file.js';
-import { errorText, failureData, type FailureData } from './failure.js';
-import { checkReviewChoices, type ReviewChoices, type ReviewRules, type StatusResult } from '../status/status.js';
+import { errorText, failureData, type FailureData } from '../failure.js';
+import { validateReviewChoices, type ReviewChoices, type ReviewRules, type StatusResult } from '../status/status.js';
 
 export interface DeliverManyOptions extends DeliveryChoices, ReviewChoices {
   /** The folders, each named for its month (`out/2024-05`). */
@@ -46,7 +46,7 @@ export interface DeliverManyOptions extends DeliveryChoices, ReviewChoices {
 
 /**
  * One month of a run: one folder's flat result (or as much of it as was done), its folder and error. `dir` is
- * the folder's absolute path here, as in check's JSON (the events' `dir` is the folder as named: FolderCheck's).
+ * the folder's absolute path here, as in check's JSON (the events' `dir` is the folder as named: PreflightedFolder's).
  */
 export type MonthResult = (DeliverResult | DryRunResult | FailedDelivery) & { dir: string; error: FailureData | null };
 
@@ -121,11 +121,11 @@ export function folderResult(run: DeliverRun): DeliverResult | DryRunResult {
 export async function runDeliver(options: DeliverOptions | DeliverManyOptions, op: Operation): Promise<DeliverRun> {
   const several = 'dirs' in options;
   if (several && options.dirs.length === 0) throw new UsageError('no folder to deliver');
-  checkChoices(options);
-  const review = checkReviewChoices(options);
-  const jobs = checkJobs(several ? options.jobs : undefined);
+  validateChoices(options);
+  const review = validateReviewChoices(options);
+  const jobs = validateJobs(several ? options.jobs : undefined);
   await op.announceSettings();
-  const folders = several ? await checkAll(options, op) : [await checkDeliveryFolder(options, op)];
+  const folders = several ? await checkAll(options, op) : [await preflightDeliveryFolder(options, op)];
   const target = await deliveryTarget(op);
   if (several) {
     op.onEvent({
@@ -217,7 +217,7 @@ async function checkAll(options: DeliverManyOptions, op: Operation): Promise<Mon
           about: { code: 'no_period_in_name' },
         });
       }
-      folders.push(await checkDeliveryFolder({ dir, product: options.product }, op));
+      folders.push(await preflightDeliveryFolder({ dir, product: options.product }, op));
     } catch (error) {
       if (!(error instanceof BdsError) || error.exitCode !== EXIT_CODES.usage) throw error;
       failures.push({ dir, error });

@@ -12,7 +12,7 @@ import { requireHomeFor, stateDir } from '../settings/dirs.js';
 import { uploadRate } from '../settings/rate.js';
 import { requireSource } from '../settings/settings.js';
 import { Delivery } from './delivery.js';
-import { checkFolder, type FolderOptions, type MonthFolder } from '../preflight/folder.js';
+import { preflightFolder, type FolderOptions, type MonthFolder } from '../preflight/folder.js';
 import { takeLock } from './lock.js';
 import { compareSchema, planFolder, type DeliveryPlan, type SchemaBaseline, type SchemaChanges } from './plan.js';
 import { RateLimiter } from './rate-limit.js';
@@ -21,7 +21,7 @@ import { removeCopy } from '../datapass/data-pass.js';
 import type { RerunDecision } from './rerun.js';
 import { reviewOf, type ReviewChoices, type StatusResult } from '../status/status.js';
 import { recordedDir, type SameFile } from './same-file.js';
-import { failureData, type FailureData } from './failure.js';
+import { failureData, type FailureData } from '../failure.js';
 
 export interface DeliverOptions extends FolderOptions, ReviewChoices {
   /** Default BDS_SOURCE_ID or the config file's sourceId. */
@@ -130,7 +130,7 @@ export async function reviewUnlessStopped(
 }
 
 /** force delivers a delivered month again; skipDelivered counts it as delivered: never both. */
-export function checkChoices({ force, skipDelivered }: DeliveryChoices): void {
+export function validateChoices({ force, skipDelivered }: DeliveryChoices): void {
   if (force && skipDelivered) {
     throw new UsageError('force and skipDelivered cannot be given together', {
       hint: 'force delivers a month although it is delivered; skipDelivered counts it as delivered: choose one',
@@ -159,9 +159,9 @@ export async function deliveryTarget(op: Operation): Promise<DeliveryTarget> {
 }
 
 /** The quick checks of a folder (period, layout, report, schema, product); its warnings are told. */
-export async function checkDeliveryFolder(options: FolderOptions, op: Operation): Promise<MonthFolder> {
+export async function preflightDeliveryFolder(options: FolderOptions, op: Operation): Promise<MonthFolder> {
   const { runtime } = op;
-  const folder = await checkFolder({
+  const folder = await preflightFolder({
     ...options,
     cwd: runtime.cwd,
     platform: runtime.platform,

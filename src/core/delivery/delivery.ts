@@ -19,7 +19,7 @@ import {
 import type { ApiClient } from '../api/client.js';
 import { ERROR_CODES, type BatchListEntry, type BatchRef, type KeyMode } from '../api/types.js';
 import type { ColumnEntry } from '../preflight/columns.js';
-import type { EventListener, Notice, StepData, StepEvent } from './events.js';
+import type { EventListener, Notice, StepData, StepEvent } from '../events.js';
 import type { DeliveryPlan } from './plan.js';
 import type { DeliveryKey, DeliveryRecord, Journal } from './journal.js';
 import { openUpload } from '../datapass/data-pass.js';

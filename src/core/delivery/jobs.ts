@@ -6,7 +6,7 @@ import { UsageError } from '../errors.js';
 export const JOBS = { default: 2, min: 1, max: 8 } as const;
 
 /** How many months at once: 1 to 8 (default 2). `given` is how the caller wrote it, for the message. */
-export function checkJobs(jobs: number | undefined, given = String(jobs)): number {
+export function validateJobs(jobs: number | undefined, given = String(jobs)): number {
   if (jobs === undefined) return JOBS.default;
   if (!Number.isInteger(jobs) || jobs < JOBS.min || jobs > JOBS.max) {
     throw new UsageError(`jobs must be a whole number from ${JOBS.min} to ${JOBS.max}, not ${given}`, {

@@ -2,10 +2,13 @@
 // folders for one month and product, is a usage error (which of them is the month's data is the seller's call).
 
 import { UsageError } from '../errors.js';
-import type { FolderCheck } from '../preflight/folder.js';
+import type { PreflightedFolder } from '../preflight/folder.js';
 
 /** Why `folder` cannot join the folders before it in the run, if it cannot. */
-export function duplicateError(folder: FolderCheck, earlier: readonly FolderCheck[]): UsageError | undefined {
+export function duplicateError(
+  folder: PreflightedFolder,
+  earlier: readonly PreflightedFolder[],
+): UsageError | undefined {
   if (earlier.some((other) => other.absDir === folder.absDir)) {
     return new UsageError('the same folder is named twice', { hint: 'name each folder once' });
   }

@@ -10,7 +10,7 @@ import { isObject } from '../guards.js';
 import { cleanText } from '../clean-text.js';
 import type { Operation } from '../operation.js';
 import { diffColumns, schemaColumns, type ColumnDiff, type ColumnEntry } from '../preflight/columns.js';
-import type { FolderCheck, MonthFolder } from '../preflight/folder.js';
+import type { PreflightedFolder, MonthFolder } from '../preflight/folder.js';
 import { PassCache } from '../datapass/cache.js';
 import type { DeliveryRecord, Journal } from './journal.js';
 import { cacheDir, homeAllows } from '../settings/dirs.js';
@@ -22,7 +22,7 @@ export interface SchemaChanges extends ColumnDiff {
 }
 
 /** A folder's plan: deliver's, of a known month (MonthFolder), unless `Folder` says otherwise (check's). */
-export type DeliveryPlan<Folder extends FolderCheck = MonthFolder> = Folder &
+export type DeliveryPlan<Folder extends PreflightedFolder = MonthFolder> = Folder &
   DataPass & {
     inputsDigest: string;
     columns: ColumnEntry[];
@@ -34,7 +34,7 @@ export type DeliveryPlan<Folder extends FolderCheck = MonthFolder> = Folder &
  * The one pass over the data file (or what an earlier pass over the same unchanged file found), told as the
  * steps `checking` and `checked`. `copy`: a delivery wants a gzipped copy of a plain .jsonl to upload.
  */
-export async function planFolder<Folder extends FolderCheck>(
+export async function planFolder<Folder extends PreflightedFolder>(
   folder: Folder,
   op: Operation,
   { copy }: { copy: boolean },
@@ -88,7 +88,7 @@ export type SchemaBaseline = Pick<DeliveryRecord, 'period' | 'batchId' | 'column
  */
 export function compareSchema(
   journal: Journal,
-  plan: DeliveryPlan<FolderCheck>,
+  plan: DeliveryPlan<PreflightedFolder>,
   sourceId: string | undefined,
   op: Operation,
   runEarlier?: SchemaBaseline,
@@ -113,7 +113,7 @@ export function compareSchema(
   return { since: { period: since.period, batch_id: since.batchId }, ...diff };
 }
 
-function makePlan<Folder extends FolderCheck>(folder: Folder, pass: DataPass): DeliveryPlan<Folder> {
+function makePlan<Folder extends PreflightedFolder>(folder: Folder, pass: DataPass): DeliveryPlan<Folder> {
   const reportWarnings = crossCheckReport(folder.report, folder.dataFile, folder.dataName, pass.recordCount);
   return {
     ...folder,

@@ -4,7 +4,7 @@
 import { abortError, ApiError } from '../errors.js';
 import type { Operation } from '../operation.js';
 import type { ApiKey, Settings } from '../settings/settings.js';
-import { fail, ok, warn, type Finding } from './doctor-check.js';
+import { fail, ok, warn, type Finding } from './finding.js';
 import { failure } from './settings.js';
 import { counted } from '../plural.js';
 
@@ -13,7 +13,7 @@ const CLOCK_SKEW_WARN_MS = 5 * 60_000;
 /** Two tries, not six, each within 30 s: doctor says what is wrong rather than waiting it out. */
 const DOCTOR_TUNING = { maxAttempts: 2, maxTotalMs: 30_000, deadlineMs: 30_000 };
 
-export async function apiChecks(op: Operation, key: ApiKey, settings: Settings): Promise<Finding[]> {
+export async function apiFindings(op: Operation, key: ApiKey, settings: Settings): Promise<Finding[]> {
   const findings: Finding[] = [];
   const api = await op.client({}, DOCTOR_TUNING);
   try {
@@ -43,7 +43,7 @@ export async function apiChecks(op: Operation, key: ApiKey, settings: Settings):
         ),
       );
     }
-    findings.push(clockCheck(serverDate, answeredAt));
+    findings.push(clockFinding(serverDate, answeredAt));
     if (settings.sourceId) {
       const sourceId = settings.sourceId.value;
       try {
@@ -70,7 +70,7 @@ export async function apiChecks(op: Operation, key: ApiKey, settings: Settings):
   return findings;
 }
 
-function clockCheck(serverDate: string | undefined, localMs: number): Finding {
+function clockFinding(serverDate: string | undefined, localMs: number): Finding {
   const serverMs = serverDate === undefined ? Number.NaN : Date.parse(serverDate);
   if (Number.isNaN(serverMs)) {
     return warn(

@@ -5,14 +5,14 @@
 
 import { EXIT_CODES } from '../errors.js';
 import type { Operation } from '../operation.js';
-import { apiChecks } from './api.js';
-import type { DoctorCheck, Finding } from './doctor-check.js';
-import { installCheck } from './install.js';
-import { localStateChecks } from './local-state.js';
-import { networkChecks } from './network.js';
-import { settingsChecks } from './settings.js';
+import { apiFindings } from './api.js';
+import type { DoctorFinding, Finding } from './finding.js';
+import { installFindings } from './install.js';
+import { localStateFindings } from './local-state.js';
+import { networkFindings } from './network.js';
+import { settingsFindings } from './settings.js';
 
-export type { CheckStatus, DoctorCheck } from './doctor-check.js';
+export type { FindingStatus, DoctorFinding } from './finding.js';
 
 /** What `bds doctor --json` prints. */
 export interface DoctorResult {
@@ -20,19 +20,19 @@ export interface DoctorResult {
   ok: boolean;
   /** 0, or the exit code of the first failure's kind: 2 local trouble, 3 the key, 4 refused, 5 the network. */
   exit_code: number;
-  checks: DoctorCheck[];
+  checks: DoctorFinding[];
 }
 
 export async function doctor(op: Operation): Promise<DoctorResult> {
-  const findings: Finding[] = [installCheck()];
-  const settings = await settingsChecks(op);
+  const findings: Finding[] = [installFindings()];
+  const settings = await settingsFindings(op);
   findings.push(...settings.findings);
-  findings.push(...localStateChecks(op.runtime, op.tempDir()));
+  findings.push(...localStateFindings(op.runtime, op.tempDir()));
   if (settings.baseUrl) {
-    const network = await networkChecks(op.runtime, settings.baseUrl, op.signal);
+    const network = await networkFindings(op.runtime, settings.baseUrl, op.signal);
     findings.push(...network.findings);
     if (network.reached && settings.key && settings.settings)
-      findings.push(...(await apiChecks(op, settings.key, settings.settings)));
+      findings.push(...(await apiFindings(op, settings.key, settings.settings)));
   }
   const failed = findings.find((finding) => finding.status === 'fail');
   return {

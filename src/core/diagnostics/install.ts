@@ -2,9 +2,9 @@
 // `bds --version --verbose` uses, so that support reads one name for it).
 
 import { versionInfo } from '../version.js';
-import { ok, type Finding } from './doctor-check.js';
+import { ok, type Finding } from './finding.js';
 
-export function installCheck(): Finding {
+export function installFindings(): Finding {
   const { version, node, platform, install } = versionInfo();
   return ok('bds', `bds ${version} on Node.js ${node}, ${platform}, install: ${install}`);
 }

@@ -10,18 +10,18 @@ import { staleLockHolder } from '../delivery/lock.js';
 import { Journal, type DeliveryRecord } from '../delivery/journal.js';
 import type { Runtime } from '../runtime.js';
 import { cacheDir, stateDir } from '../settings/dirs.js';
-import { fail, ok, warn, type Finding } from './doctor-check.js';
+import { fail, ok, warn, type Finding } from './finding.js';
 
 /** Below this much free space in the temp folder, a warning: a large .jsonl's gzipped copy may not fit. */
 const LOW_SPACE_BYTES = 1e9;
 
-export function localStateChecks(runtime: Runtime, tempDir: string): Finding[] {
+export function localStateFindings(runtime: Runtime, tempDir: string): Finding[] {
   const state = stateDir(runtime);
   const journal = new Journal(state, runtime.platform);
-  const temp = folderCheck('temp folder', tempDir, 'gzipped copies of plain .jsonl files', 'TMPDIR');
+  const temp = folderFinding('temp folder', tempDir, 'gzipped copies of plain .jsonl files', 'TMPDIR');
   return [
-    folderCheck('state folder', state, 'delivery records and locks', 'XDG_STATE_HOME'),
-    folderCheck('cache folder', cacheDir(runtime), 'remembered passes over data files', 'XDG_CACHE_HOME'),
+    folderFinding('state folder', state, 'delivery records and locks', 'XDG_STATE_HOME'),
+    folderFinding('cache folder', cacheDir(runtime), 'remembered passes over data files', 'XDG_CACHE_HOME'),
     temp,
     // A temp folder that cannot be made has no free space to speak of.
     ...(temp.status === 'fail' ? [] : [freeSpace(tempDir)]),
@@ -31,7 +31,7 @@ export function localStateChecks(runtime: Runtime, tempDir: string): Finding[] {
   ];
 }
 
-function folderCheck(name: string, dir: string, holds: string, variable: string): Finding {
+function folderFinding(name: string, dir: string, holds: string, variable: string): Finding {
   const hint = `bds keeps ${holds} there: make it writable, or set ${variable} to a folder you can write`;
   const existing = nearestExisting(dir);
   let isFolder: boolean;

@@ -15,7 +15,7 @@ import { hostPort } from '../api/url-rules.js';
 import { errnoCode } from '../guards.js';
 import { abortError, EXIT_CODES } from '../errors.js';
 import type { Runtime } from '../runtime.js';
-import { fail, ok, warn, type Finding } from './doctor-check.js';
+import { fail, ok, warn, type Finding } from './finding.js';
 import { counted } from '../plural.js';
 
 export interface NetworkFindings {
@@ -33,21 +33,21 @@ const UNTRUSTED = new Set([
 ]);
 
 /** The steps in order, each one line of doctor's; the first that fails ends them (nothing after it can work). */
-export async function networkChecks(runtime: Runtime, baseUrl: URL, signal: AbortSignal): Promise<NetworkFindings> {
+export async function networkFindings(runtime: Runtime, baseUrl: URL, signal: AbortSignal): Promise<NetworkFindings> {
   const findings: Finding[] = [];
   const done = (reached: boolean): NetworkFindings => ({ findings, reached });
   const limits: Limits = { timeoutMs: runtime.http?.connectTimeoutMs ?? DEFAULT_TUNING.connectTimeoutMs, signal };
 
-  const proxy = proxyCheck(baseUrl, runtime.env);
+  const proxy = proxyFinding(baseUrl, runtime.env);
   findings.push(proxy.finding);
   if (proxy.finding.status === 'fail') return done(false);
-  findings.push(caCheck(runtime));
+  findings.push(caFinding(runtime));
 
   const hop = firstHop(baseUrl, proxy.via);
-  const lookedUp = await lookupCheck(hop, limits);
+  const lookedUp = await lookupFinding(hop, limits);
   findings.push(lookedUp.finding);
   if (lookedUp.address === undefined) return done(false);
-  const connected = await connectCheck(hop, lookedUp.address, runtime, limits);
+  const connected = await connectFinding(hop, lookedUp.address, runtime, limits);
   findings.push(connected);
   if (connected.status === 'fail') return done(false);
 
@@ -55,7 +55,7 @@ export async function networkChecks(runtime: Runtime, baseUrl: URL, signal: Abor
     findings.push(ok('TLS', `not used: http:// to this machine`));
     return done(true);
   }
-  const secured = await tlsCheck(hostPort(baseUrl), proxy.via, limits);
+  const secured = await tlsFinding(hostPort(baseUrl), proxy.via, limits);
   findings.push(secured);
   return done(secured.status !== 'fail');
 }
@@ -67,7 +67,7 @@ interface Via {
 }
 
 /** Which proxy applies to the API's host, or direct; a proxy variable bds cannot use is a failure. */
-function proxyCheck(baseUrl: URL, env: Runtime['env']): { finding: Finding; via?: Via } {
+function proxyFinding(baseUrl: URL, env: Runtime['env']): { finding: Finding; via?: Via } {
   const choice = proxyFor(baseUrl, env);
   if (!choice) return { finding: ok('proxy', `none: ${baseUrl.host} is reached directly`) };
   const url = parseProxyUrl(choice.url);
@@ -106,7 +106,7 @@ function firstHop(baseUrl: URL, via: Via | undefined): Hop {
   return via ? { ...hostPort(via.url), what: 'the proxy ', via } : { ...hostPort(baseUrl), what: '' };
 }
 
-async function lookupCheck(hop: Hop, limits: Limits): Promise<{ finding: Finding; address?: string }> {
+async function lookupFinding(hop: Hop, limits: Limits): Promise<{ finding: Finding; address?: string }> {
   try {
     const addresses = await lookup(hop.host, limits);
     const found = addresses.map((a) => a.address).join(', ');
@@ -128,7 +128,7 @@ async function lookupCheck(hop: Hop, limits: Limits): Promise<{ finding: Finding
   }
 }
 
-async function connectCheck(hop: Hop, address: string, runtime: Runtime, limits: Limits): Promise<Finding> {
+async function connectFinding(hop: Hop, address: string, runtime: Runtime, limits: Limits): Promise<Finding> {
   const started = runtime.now().getTime();
   try {
     await connect(address, hop.port, limits);
@@ -156,7 +156,7 @@ async function connectCheck(hop: Hop, address: string, runtime: Runtime, limits:
 }
 
 /** NODE_EXTRA_CA_CERTS, as Node reads it when it starts: a file that cannot be read is ignored by Node. */
-function caCheck(runtime: Runtime): Finding {
+function caFinding(runtime: Runtime): Finding {
   const file = runtime.env.NODE_EXTRA_CA_CERTS;
   if (!file) return ok('CA', "Node's own certificate authorities (no NODE_EXTRA_CA_CERTS)");
   let count: number;
@@ -178,7 +178,7 @@ function caCheck(runtime: Runtime): Finding {
   return ok('CA', `${counted(count, 'extra certificate')} from ${file} (NODE_EXTRA_CA_CERTS)`);
 }
 
-async function tlsCheck(target: Target, proxy: Via | undefined, limits: Limits): Promise<Finding> {
+async function tlsFinding(target: Target, proxy: Via | undefined, limits: Limits): Promise<Finding> {
   let socket: tls.TLSSocket;
   try {
     const tunnel = proxy ? await openTunnel(proxy.url, target, limits) : undefined;
@@ -187,7 +187,7 @@ async function tlsCheck(target: Target, proxy: Via | undefined, limits: Limits):
     stopIfAborted(limits.signal);
     return handshakeFailure(error, target, proxy);
   }
-  const finding = certificateCheck(socket, target, proxy);
+  const finding = certificateFinding(socket, target, proxy);
   socket.destroy();
   return finding;
 }
@@ -231,7 +231,7 @@ function handshakeFailure(error: unknown, target: Target, proxy: Via | undefined
 }
 
 /** The certificate the API's end presented: trusted, signed by an authority Node does not trust, or not valid. */
-function certificateCheck(socket: tls.TLSSocket, target: Target, proxy: Via | undefined): Finding {
+function certificateFinding(socket: tls.TLSSocket, target: Target, proxy: Via | undefined): Finding {
   const certificate = socket.getPeerCertificate();
   const issuer = firstOf(certificate.issuer?.O) ?? firstOf(certificate.issuer?.CN) ?? 'an unnamed authority';
   const subject = firstOf(certificate.subject?.CN) ?? target.host;

@@ -7,7 +7,7 @@ import type { Operation } from '../operation.js';
 import { uploadRate } from '../settings/rate.js';
 import { requireApiKey, requireBaseUrl, type ApiKey, type Settings } from '../settings/settings.js';
 import { withoutKeys } from '../settings/text.js';
-import { fail, ok, warn, type Finding } from './doctor-check.js';
+import { fail, ok, warn, type Finding } from './finding.js';
 
 export interface SettingsFindings {
   findings: Finding[];
@@ -17,7 +17,7 @@ export interface SettingsFindings {
   key?: ApiKey;
 }
 
-export async function settingsChecks(op: Operation): Promise<SettingsFindings> {
+export async function settingsFindings(op: Operation): Promise<SettingsFindings> {
   let settings: Settings;
   try {
     settings = await op.settings();
@@ -52,7 +52,7 @@ export async function settingsChecks(op: Operation): Promise<SettingsFindings> {
           'source id',
           'none set: deliver and list need one',
           `set ${settings.names.sourceId}, BDS_SOURCE_ID or sourceId in a config file (register-source creates one)`,
-          { code: 'no_source', setting: settings.names.sourceId },
+          { code: 'no_source' },
         ),
   );
   try {

@@ -25,7 +25,7 @@ export interface FolderOptions {
   report?: string | undefined;
 }
 
-export interface FolderCheckOptions extends FolderOptions {
+export interface PreflightOptions extends FolderOptions {
   cwd: string;
   platform: Platform;
   now: Date;
@@ -36,7 +36,7 @@ export interface FolderCheckOptions extends FolderOptions {
 }
 
 /** What the quick checks establish: everything but the data file's contents. */
-export interface FolderCheck {
+export interface PreflightedFolder {
   /** The folder as the caller named it (FolderOptions.dir), for what a person reads. */
   dir: string;
   /** The folder's absolute path. */
@@ -53,13 +53,13 @@ export interface FolderCheck {
   warnings: string[];
 }
 
-/** A checked folder of a known month: deliver's, which requires its period. */
-export type MonthFolder = FolderCheck & { period: string };
+/** A preflighted folder of a known month: deliver's, which requires its period. */
+export type MonthFolder = PreflightedFolder & { period: string };
 
 /** The quick part of the pre-flight: period, folder, report, schema, product and which file holds the data. */
-export async function checkFolder(options: FolderCheckOptions & { periodRequired: true }): Promise<MonthFolder>;
-export async function checkFolder(options: FolderCheckOptions): Promise<FolderCheck>;
-export async function checkFolder(options: FolderCheckOptions): Promise<FolderCheck> {
+export async function preflightFolder(options: PreflightOptions & { periodRequired: true }): Promise<MonthFolder>;
+export async function preflightFolder(options: PreflightOptions): Promise<PreflightedFolder>;
+export async function preflightFolder(options: PreflightOptions): Promise<PreflightedFolder> {
   const warnings: string[] = [];
   const dir = path.resolve(options.cwd, options.dir);
   const entries = await listFolder(dir);

@@ -18,29 +18,23 @@ export type { SettingsWarning } from './text.js';
 const CONTAINER_HOSTS = new Set(['host.containers.internal', 'host.docker.internal']);
 
 /**
- * What the caller calls the settings it gives, for messages: the library's options (OPTION_NAMES), or the CLI's
- * flags (src/cli/run-command.ts).
+ * The settings a caller gives that messages name (`period`: a delivery's month, for the warning that it is the
+ * current one). The core has no words for them: each door names them where they enter, the library by its option
+ * table (core/options.ts's OPTION_NAMES), the CLI by its flags (src/cli/run-command.ts).
  */
-export interface SettingNames {
-  baseUrl: string;
-  sourceId: string;
-  profile: string;
-  config: string;
-  pingUrl: string;
-  metricsFile: string;
-  /** A delivery's month, for the warning that it is the current one (a check's result holds it as text). */
-  period: string;
-}
+export const NAMED_SETTINGS = [
+  'baseUrl',
+  'sourceId',
+  'profile',
+  'config',
+  'pingUrl',
+  'metricsFile',
+  'limitRate',
+  'period',
+] as const;
 
-export const OPTION_NAMES: SettingNames = {
-  baseUrl: 'the baseUrl option',
-  sourceId: 'the sourceId option',
-  profile: 'the profile option',
-  config: 'the config option',
-  pingUrl: 'the pingUrl option',
-  metricsFile: 'the metricsFile option',
-  period: 'period',
-};
+/** What the caller calls each of the settings it gives, in messages. */
+export type SettingNames = Record<(typeof NAMED_SETTINGS)[number], string>;
 
 export interface SettingsFlags {
   /** Only from the library's options: on the command line a key would end up in shell history and `ps`. */
@@ -52,8 +46,8 @@ export interface SettingsFlags {
   /** deliver's monitoring: where to ping, and the metrics file. */
   pingUrl?: string | undefined;
   metricsFile?: string | undefined;
-  /** deliver's upload rate cap as written (`10M`), and what gave it (the limitRate option, or the CLI's flag). */
-  limitRate?: Sourced<string> | undefined;
+  /** deliver's upload rate cap as written (`10M`). */
+  limitRate?: string | undefined;
   /**
    * A profile the config file does not hold yet is no error: its settings are the file's top level (`bds login
    * --profile <new>`, which is about to write it).
@@ -61,8 +55,8 @@ export interface SettingsFlags {
   newProfile?: boolean | undefined;
   /** A key file that cannot be used is a warning, not an error (`bds login`, which brings its own key). */
   keyFileWarns?: boolean | undefined;
-  /** Default OPTION_NAMES. */
-  names?: SettingNames | undefined;
+  /** What the door that hands these in calls them. */
+  names: SettingNames;
 }
 
 export interface SettingsEnvironment {
@@ -107,7 +101,7 @@ export interface ApiKey {
 export async function resolveSettings(flags: SettingsFlags, where: SettingsEnvironment): Promise<Settings> {
   const { env } = where;
   refuseUncheckedTls(env);
-  const names = flags.names ?? OPTION_NAMES;
+  const { names } = flags;
   const nonEmpty = (value: string | undefined): string | undefined => (value?.trim() ? value.trim() : undefined);
   const explicitConfig = nonEmpty(flags.config) ?? nonEmpty(env.BDS_CONFIG);
   const search = await loadConfigFile({
@@ -192,7 +186,7 @@ export async function resolveSettings(flags: SettingsFlags, where: SettingsEnvir
         : metricsFileSetting(path.resolve(file ? path.dirname(file.path) : where.cwd, configMetrics), fromFile.from)),
     // Kept when empty: a cap written as nothing is a mistake to name (rate.ts), not a cue to take the next one.
     limitRate: pick<string>(
-      [flags.limitRate?.value, flags.limitRate?.from ?? ''],
+      [flags.limitRate, names.limitRate],
       [env.BDS_LIMIT_RATE, 'BDS_LIMIT_RATE'],
       [fromFile.values.limitRate, fromFile.from],
     ),
@@ -210,7 +204,7 @@ export function monitoringSettings(
   { env, cwd }: Pick<SettingsEnvironment, 'env' | 'cwd'>,
 ): Pick<Settings, 'pingUrl' | 'metricsFile'> {
   const nonEmpty = (value: string | undefined): string | undefined => (value?.trim() ? value.trim() : undefined);
-  const names = flags.names ?? OPTION_NAMES;
+  const { names } = flags;
   const metricsFile = pick<string>(
     [nonEmpty(flags.metricsFile), names.metricsFile],
     [nonEmpty(env.BDS_METRICS_FILE), 'BDS_METRICS_FILE'],
@@ -341,10 +335,7 @@ export function requireApiKey(settings: Pick<Settings, 'apiKey'>): ApiKey {
 }
 
 /** The base URL, checked: http:// only for loopback hosts, since the key would travel in clear. */
-export function requireBaseUrl({
-  baseUrl,
-  names = OPTION_NAMES,
-}: Pick<Settings, 'baseUrl'> & Partial<Pick<Settings, 'names'>>): URL {
+export function requireBaseUrl({ baseUrl, names }: Pick<Settings, 'baseUrl' | 'names'>): URL {
   if (!baseUrl) {
     throw new UsageError('no base URL', { hint: `set ${names.baseUrl}, BDS_BASE_URL or baseUrl in a config file` });
   }
@@ -384,7 +375,7 @@ export function requireSource(settings: Settings): string {
   if (!settings.sourceId) {
     throw new UsageError('no source id', {
       hint: `set ${settings.names.sourceId}, BDS_SOURCE_ID or sourceId in a config file (registerSource() creates one)`,
-      about: { code: 'no_source', setting: settings.names.sourceId },
+      about: { code: 'no_source' },
     });
   }
   return settings.sourceId.value;

@@ -4,28 +4,10 @@
 
 import { PRODUCTS, type BatchListEntry, type Product } from '../api/types.js';
 import { UsageError } from '../errors.js';
-
-/** A month's state, in the order the counts list them. */
-export const MONTH_STATES = ['accepted', 'in_review', 'received', 'rejected', 'unfinished', 'missing', 'open'] as const;
-export type MonthState = (typeof MONTH_STATES)[number];
+import { MONTH_STATES, type Month, type MonthState, type MonthStatus } from '../month.js';
 
 /** Delivered and not yet decided: what --wait waits for, and --fail-on pending names. */
 export const PENDING_STATES: readonly MonthState[] = ['received', 'in_review'];
-
-/** One month of one product: a row of the ledger, and which delivery an event is about. */
-export interface Month {
-  period: string;
-  product: Product;
-}
-
-/** One row of the ledger, as `bds status --json` prints it. */
-export interface MonthStatus extends Month {
-  state: MonthState;
-  /** The batch the state comes from; null for a month without one (missing, open). */
-  batch_id: string | null;
-  record_count: number | null;
-  created_at: string | null;
-}
 
 export function isPending(month: MonthStatus): boolean {
   return PENDING_STATES.includes(month.state);

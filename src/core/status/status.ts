@@ -17,10 +17,8 @@ import {
   previousMonth,
   productsOf,
   type FailOnState,
-  type Month,
-  type MonthState,
-  type MonthStatus,
 } from './ledger.js';
+import type { Month, MonthState, MonthStatus } from '../month.js';
 import { waitWhilePending } from './wait.js';
 
 /** --wait gives up after this long unless told otherwise. */
@@ -81,7 +79,10 @@ export interface StatusRules {
 
 /** The rules of `status` (waiting false) or `waitForReview` (true) for these options, defaults included. */
 export function statusRules(options: WaitForReviewOptions, waiting: boolean): StatusRules {
-  return { failOn: failOnFor(options.failOn, waiting), timeoutMs: waiting ? checkTimeout(options.timeout) : undefined };
+  return {
+    failOn: failOnFor(options.failOn, waiting),
+    timeoutMs: waiting ? validateTimeout(options.timeout) : undefined,
+  };
 }
 
 export async function status(options: StatusOptions, op: Operation): Promise<StatusResult> {
@@ -108,7 +109,9 @@ async function queriedLedger(op: Operation, query: Query, { failOn, timeoutMs }:
 }
 
 /** deliver's wait, timeout and failOn, checked before anything is sent; undefined without wait. */
-export function checkReviewChoices(choices: ReviewChoices & { dryRun?: boolean | undefined }): ReviewRules | undefined {
+export function validateReviewChoices(
+  choices: ReviewChoices & { dryRun?: boolean | undefined },
+): ReviewRules | undefined {
   if (!choices.wait) {
     const given = (['timeout', 'failOn'] as const).filter((option) => choices[option] !== undefined);
     if (given.length > 0)
@@ -123,7 +126,7 @@ export function checkReviewChoices(choices: ReviewChoices & { dryRun?: boolean |
       hint: 'a dry run delivers nothing to wait for',
       about: { code: 'options_conflict', option: 'wait', with: ['dryRun'] },
     });
-  return { timeoutMs: checkTimeout(choices.timeout), failOn: failOnFor(choices.failOn, true) };
+  return { timeoutMs: validateTimeout(choices.timeout), failOn: failOnFor(choices.failOn, true) };
 }
 
 /** After a delivery: waits for the review of the months it delivered, as `bds status --wait` does for its months. */
@@ -140,7 +143,7 @@ export async function reviewOf(
   return runLedger(op, sourceId, () => shown, failOn, timeoutMs);
 }
 
-function checkTimeout(timeout: number | undefined): number {
+function validateTimeout(timeout: number | undefined): number {
   if (timeout === undefined) return DEFAULT_TIMEOUT_MS;
   if (typeof timeout !== 'number' || !Number.isFinite(timeout) || timeout < 0) {
     throw new UsageError(`timeout ${String(timeout)} is not a duration`, {

@@ -5,8 +5,9 @@
 
 import { abortError } from '../errors.js';
 import type { Operation } from '../operation.js';
-import type { StateChange } from './events.js';
-import { isPending, type MonthStatus } from './ledger.js';
+import type { StateChange } from '../events.js';
+import { isPending } from './ledger.js';
+import type { MonthStatus } from '../month.js';
 
 /** The wait before the next poll, by how long the wait has lasted. */
 export function pollDelay(elapsedMs: number): number {

@@ -1,11 +1,11 @@
-// What a delivery tells as it goes: typed data, never sentences. The CLI's output layer turns these into
-// words (src/cli/output/words.ts); a library caller gets them through `onEvent`.
+// What a call tells as it goes (a delivery, a check, a wait for the review): typed data, never sentences. The
+// CLI's output layer turns these into words (src/cli/output/words.ts, status-view.ts); a library caller gets them
+// through `onEvent`. Below every use case, with the Operation that carries the listener.
 
-import type { BatchStatus, KeyMode, Product } from '../api/types.js';
-import type { ColumnDiff } from '../preflight/columns.js';
+import type { BatchStatus, KeyMode, Product } from './api/types.js';
+import type { ColumnDiff } from './preflight/columns.js';
 import type { FailureData } from './failure.js';
-import type { ReviewEvent } from '../status/events.js';
-import type { Month } from '../status/ledger.js';
+import type { Month, MonthState, MonthStatus } from './month.js';
 
 /**
  * What a delivery is doing, as events name it (the contract's words). Where it stands between runs is its
@@ -94,3 +94,22 @@ export type DeliveryEvent =
   | ReviewEvent;
 
 export type EventListener = (event: DeliveryEvent) => void;
+
+// What waiting for the review tells as it goes (`bds status --wait`, `deliver --wait`); the CLI's status view
+// turns it into a live line or timestamped lines.
+
+/** A month whose state changed between two polls. */
+export interface StateChange {
+  period: string;
+  product: Product;
+  from: MonthState;
+  to: MonthState;
+  /** The batch the new state comes from (a month delivered again has a new one). */
+  batchId: string | null;
+}
+
+export type ReviewEvent =
+  /** These months are pending (received or in review): the wait begins; it gives up at `deadline` (ISO 8601). */
+  | { type: 'review_waiting'; pending: MonthStatus[]; deadline: string; nextPollAt: string }
+  /** A poll's answer: what changed since the last one, what is still pending, and the next poll (null: the wait is over). */
+  | { type: 'review_polled'; changes: StateChange[]; pending: MonthStatus[]; nextPollAt: string | null };

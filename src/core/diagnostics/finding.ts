@@ -1,21 +1,21 @@
-// What each of doctor's checks returns: data, one line's worth. The CLI owns how it is shown.
+// What doctor finds, one finding per thing it looks at: data, one line's worth. The CLI owns how it is shown.
 
 import type { ErrorAbout } from '../errors.js';
 
-export type CheckStatus = 'ok' | 'warn' | 'fail';
+export type FindingStatus = 'ok' | 'warn' | 'fail';
 
 /** One line of `bds doctor`, as `--json` prints it: a hint for a warn or a fail, null for an ok. */
-export interface DoctorCheck {
+export interface DoctorFinding {
   name: string;
-  status: CheckStatus;
+  status: FindingStatus;
   message: string;
   hint: string | null;
   /** What it is about, where the CLI words it in flags and commands (as an error's `about`); not printed. */
   about?: ErrorAbout | undefined;
 }
 
-/** A check as the checks return it: a failure also says which exit code its kind is (2, 3, 4, 5). */
-export interface Finding extends DoctorCheck {
+/** A finding as doctor's parts return it: a failure also says which exit code its kind is (2, 3, 4, 5). */
+export interface Finding extends DoctorFinding {
   exitCode?: number;
 }
 

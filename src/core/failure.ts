@@ -1,6 +1,6 @@
 // A failure as results show it (one folder among several): data, not an exception, so the others go on.
 
-import type { BdsError, ErrorAbout, ErrorText } from '../errors.js';
+import type { BdsError, ErrorAbout, ErrorText } from './errors.js';
 
 export interface FailureData {
   message: string;
