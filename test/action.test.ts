@@ -434,8 +434,8 @@ describe('the GitHub Action', { timeout: 120_000 }, () => {
   it('on a Windows runner with no binary for the version, runs the shim npm puts in the prefix itself', async () => {
     const { box, inputs } = await deliveryInputs();
     const runner = newRunner();
-    // .ci/wine runs this for real: its `npm` installs the release's tarball as npm on Windows lays it out (with
-    // npm's own cmd-shim), and its `node` is Windows Node under Wine.
+    // CI runs this for real (.ci/steps/60-wine.sh): its `npm` installs the release's tarball as npm on Windows
+    // lays it out (with npm's own cmd-shim), and its `node` is Windows Node under Wine.
     for (const tool of ['npm', 'node']) {
       const real = process.env[`BDS_TEST_WINDOWS_${tool.toUpperCase()}`];
       if (!real) continue;
