@@ -48,9 +48,9 @@ async function start() {
 
   // undici parses HTTP with a WebAssembly module; V8's optimising tier-up of that module costs about 35 MB of
   // RSS (measured with /usr/bin/time -v) and gains nothing at bds's handful of responses. bds's own JSON Lines
-  // validator (WebAssembly too) needs that tier-up: the baseline compiler runs it at about half the speed. V8
+  // parser (WebAssembly too) needs that tier-up: the baseline compiler runs it at about half the speed. V8
   // tiers up a function once it has run for a budget of code; a budget of 2e9 bytes is never reached by
-  // undici's parser, and is reached by the validator within the first few MB of a file.
+  // undici's parser, and is reached by bds's within the first few MB of a file.
   require('v8').setFlagsFromString('--wasm-tiering-budget=2000000000');
 
   const controller = new AbortController();

@@ -15,7 +15,7 @@ import { afterAll, afterEach, expect } from 'vitest';
 import type { CliRuntime, OutputStream } from '../src/cli/runtime.js';
 import type { HttpTuning } from '../src/core/api/http.js';
 import { main } from '../src/cli/main.js';
-import { startSandbox, type Sandbox, type SandboxOptions } from '../src/sandbox/emulator.js';
+import { startSandbox, type Sandbox, type EmulatorOptions } from '../src/sandbox/emulator.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const BIN = path.join(ROOT, 'bin', 'bds.js');
@@ -46,7 +46,7 @@ afterAll(async () => {
 });
 
 /** A sandbox closed after the current test. */
-export async function sandbox(options: SandboxOptions = {}): Promise<Sandbox> {
+export async function sandbox(options: EmulatorOptions = {}): Promise<Sandbox> {
   const box = await startSandbox(options);
   cleanups.push(() => box.close());
   return box;

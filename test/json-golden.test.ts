@@ -17,7 +17,7 @@ import { Journal } from '../src/core/delivery/journal.js';
 import { canonicalApi } from '../src/core/api/url-rules.js';
 import { InterruptedError } from '../src/core/errors.js';
 import { stateDir } from '../src/core/settings/dirs.js';
-import type { Sandbox, SandboxOptions } from '../src/sandbox/emulator.js';
+import type { Sandbox, EmulatorOptions } from '../src/sandbox/emulator.js';
 import {
   fakeClock,
   newSource,
@@ -74,7 +74,7 @@ function golden(res: RunResult, replace: Array<[string, string]>, withStderr: bo
   return normalise(parts.join('\n'), replace);
 }
 
-async function setup(options: SandboxOptions = {}) {
+async function setup(options: EmulatorOptions = {}) {
   const clock = fakeClock(START);
   const box = await sandbox({ now: clock.ms, ...options });
   const source = newSource(box);

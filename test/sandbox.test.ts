@@ -4,7 +4,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SANDBOX_KEYS, startSandbox, type Sandbox, type SandboxOptions } from '../src/sandbox/emulator.js';
+import { SANDBOX_KEYS, startSandbox, type Sandbox, type EmulatorOptions } from '../src/sandbox/emulator.js';
 
 const JUNE_2025 = Date.parse('2025-06-15T12:00:00Z');
 
@@ -13,7 +13,7 @@ afterEach(async () => {
   await Promise.all(open.splice(0).map((sandbox) => sandbox.close()));
 });
 
-async function sandboxWith(options: SandboxOptions = {}): Promise<Sandbox> {
+async function sandboxWith(options: EmulatorOptions = {}): Promise<Sandbox> {
   const sandbox = await startSandbox({ now: () => JUNE_2025, ...options });
   open.push(sandbox);
   return sandbox;

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { BatchStatus, Product } from '../src/core/api/types.js';
 import { InterruptedError } from '../src/core/errors.js';
 import { deliver, status, waitForReview, EXIT_CODES } from '../src/index.js';
-import type { Sandbox, SandboxOptions } from '../src/sandbox/emulator.js';
+import type { Sandbox, EmulatorOptions } from '../src/sandbox/emulator.js';
 import {
   count,
   fakeClock,
@@ -29,7 +29,7 @@ const START = '2024-08-10T12:00:00Z';
 
 type Clock = ReturnType<typeof fakeClock>;
 
-async function setup(options: SandboxOptions = {}) {
+async function setup(options: EmulatorOptions = {}) {
   const clock = fakeClock(START);
   const box = await sandbox({ now: clock.ms, ...options });
   const source = newSource(box);

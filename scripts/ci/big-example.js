@@ -2,7 +2,7 @@
 // @ts-check
 // A delivery folder of more than 4 MiB of plain .jsonl, made from the packaged example, for CI's run of the
 // arm64 binary (.ci/steps/51-arm64.sh): a file that size is passed over on a thread of its own, checked by the
-// WebAssembly validator and gzipped on worker threads.
+// WebAssembly parser and gzipped on worker threads.
 //
 //   node scripts/ci/big-example.js EXAMPLE DIR    EXAMPLE is examples/records-2024-05 (records.jsonl.gz,
 //                                                 report.json, schema.json); DIR, an existing folder, gets

@@ -29,7 +29,7 @@ export interface ApiAccess {
   settings: Settings;
 }
 
-export interface OperationOptions {
+export interface OperationSetup {
   /** Stops the operation: Ctrl-C in the CLI, the caller's AbortSignal in the library. */
   signal: AbortSignal;
   onEvent?: EventListener | undefined;
@@ -56,7 +56,7 @@ export class Operation {
     readonly runtime: Runtime,
     /** The settings given by the caller (flags, library options); the rest comes from environment and config file. */
     readonly flags: SettingsFlags,
-    private readonly options: OperationOptions,
+    private readonly options: OperationSetup,
     private readonly resolved: Resolved = {},
   ) {
     this.signal = options.signal;
@@ -81,7 +81,7 @@ export class Operation {
   }
 
   /** The same operation (settings, signal) with another listener or log: a month of several, say. */
-  with(changes: Pick<OperationOptions, 'onEvent' | 'log'>): Operation {
+  with(changes: Pick<OperationSetup, 'onEvent' | 'log'>): Operation {
     return new Operation(this.runtime, this.flags, { ...this.options, ...changes }, this.resolved);
   }
 

@@ -20,7 +20,7 @@ export type { RecordedRequest } from './http.js';
 export { SandboxStore } from './store.js';
 export type { BatchRecord, ReviewMode, ReviewStatus, SourceRecord, UploadRecord } from './store.js';
 
-export interface SandboxOptions {
+export interface EmulatorOptions {
   /** Default '127.0.0.1'. */
   host?: string;
   /** API port; default 0 (a random free port). */
@@ -70,7 +70,7 @@ export interface Sandbox {
 /** How long after it was received the sandbox's own review decides a batch, unless told otherwise. */
 export const DEFAULT_REVIEW_AFTER_MS = 10_000;
 
-export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
+export async function startSandbox(options: EmulatorOptions = {}): Promise<Sandbox> {
   if (options.review !== undefined && !['accept', 'reject', 'none'].includes(options.review)) {
     throw new TypeError(`review must be accept, reject or none, not ${String(options.review)}`);
   }

@@ -28,7 +28,7 @@ export interface OutputFlags {
   color: boolean;
 }
 
-export interface IOOptions {
+export interface IOSetup {
   stdout: OutputStream;
   stderr: OutputStream;
   /** Where answers are typed or piped in. */
@@ -86,7 +86,7 @@ export class IO {
   readonly symbols: Symbols;
   /** A result went to stdout: under --json, the run's one JSON document. */
   printedResult = false;
-  private readonly options: IOOptions;
+  private readonly options: IOSetup;
   private spinner: Ora | undefined;
   private stepText = '';
   private stepStarted = 0;
@@ -99,7 +99,7 @@ export class IO {
   /** Where the log goes as well, once keepLog() names it. */
   private tail: LogTail | undefined;
 
-  constructor(options: IOOptions) {
+  constructor(options: IOSetup) {
     this.options = options;
     const { env, flags, stdout, stderr } = options;
     this.flags = flags;

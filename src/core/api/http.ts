@@ -66,7 +66,7 @@ export const DEFAULT_TUNING: HttpTuning = {
 
 const MAX_ERROR_BODY = 64 * 1024;
 
-export interface HttpClientOptions {
+export interface HttpClientSetup {
   baseUrl: URL;
   apiKey: string;
   /** Value of X-Service-Client. */
@@ -109,11 +109,11 @@ export interface UploadBody {
 
 export class HttpClient {
   readonly baseUrl: URL;
-  private readonly options: HttpClientOptions;
+  private readonly options: HttpClientSetup;
   private readonly tuning: HttpTuning;
   private readonly dispatchers: Dispatchers;
 
-  constructor(options: HttpClientOptions) {
+  constructor(options: HttpClientSetup) {
     this.options = options;
     this.baseUrl = options.baseUrl;
     this.tuning = { ...DEFAULT_TUNING, ...options.tuning };

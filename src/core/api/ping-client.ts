@@ -8,7 +8,7 @@ import { UsageError } from '../errors.js';
 import { describeTransportError } from './http.js';
 import { Dispatchers, proxyRefusal, type ProxyEnv } from './proxy.js';
 
-export interface PingClientOptions {
+export interface PingClientSetup {
   env: ProxyEnv;
   /** One ping, both its tries. */
   timeoutMs: number;
@@ -46,7 +46,7 @@ export function shownPingUrl(url: URL, suffix = ''): string {
 export class PingClient {
   private readonly dispatchers: Dispatchers;
 
-  constructor(private readonly options: PingClientOptions) {
+  constructor(private readonly options: PingClientSetup) {
     const { timeoutMs, connectTimeoutMs } = options;
     this.dispatchers = new Dispatchers(options.env, {
       connectTimeoutMs: Math.min(connectTimeoutMs, timeoutMs),

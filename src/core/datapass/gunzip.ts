@@ -73,7 +73,7 @@ function deferred<T>(): Deferred<T> {
 /** Where the file's bytes go next: the first member's header, its deflate data, its trailer, and after it. */
 type Stage = 'header' | 'deflate' | 'trailer' | 'after trailer' | 'gunzip' | 'ended';
 
-export interface GzipInflaterOptions {
+export interface GzipInflaterSetup {
   /** Bytes per chunk of inflated output. */
   chunkSize: number;
   signal?: AbortSignal | undefined;
@@ -113,7 +113,7 @@ export class GzipInflater {
 
   constructor(
     private readonly sink: Writable,
-    private readonly options: GzipInflaterOptions,
+    private readonly options: GzipInflaterSetup,
   ) {
     this.done = this.flow().then(
       () => void (this.settled = true),

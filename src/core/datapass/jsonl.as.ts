@@ -1,6 +1,6 @@
-// The JSON Lines validator, in AssemblyScript: compiled to WebAssembly by scripts/build-wasm.js (npm run
+// The JSON Lines parser, in AssemblyScript: compiled to WebAssembly by scripts/build-wasm.js (npm run
 // build), and run by jsonl.ts. It is the hot loop of the pre-flight: every inflated byte passes through it.
-// In WebAssembly it runs about 2.5 times as fast as the same validator in JavaScript, enough to keep up with
+// In WebAssembly it runs about 2.5 times as fast as the same parser in JavaScript, enough to keep up with
 // zlib's inflate on one core; strings, two thirds of a typical line, are scanned 16 bytes at a time. On the
 // bench's records, 1.4 GB/s on one core of the bench's machine; the fast paths for what compact JSON Lines are
 // made of (one compare for "no white space here", the next member of an object as `,"key":`, control

@@ -1,9 +1,9 @@
-// Checking JSON Lines: every non-empty line must be a JSON object. The validator itself is WebAssembly
+// Checking JSON Lines: every non-empty line must be a JSON object. The parser itself is WebAssembly
 // (jsonl.as.ts, compiled by `npm run build`); this module gives each thread its own instance and lays out its
 // memory. lines.ts cuts the file into buffers of whole lines and hands them to parseWholeLines, on the pass
 // thread for a large file (thread.ts), on the caller's thread for a small one.
 
-import { VALIDATOR_WASM } from './jsonl-wasm.generated.js';
+import { PARSER_WASM } from './jsonl-wasm.generated.js';
 
 /** The longest record accepted; longer means the file is not JSON Lines (one huge document, say). */
 export const MAX_LINE_BYTES = 64 << 20;
@@ -28,7 +28,7 @@ declare const WebAssembly: {
   Instance: new (module: object, imports: object) => { exports: object };
 };
 
-interface ValidatorExports {
+interface ParserExports {
   memory: { buffer: ArrayBuffer; grow(pages: number): number };
   checkLines(start: number, end: number, stack: number): number;
   lines(): number;
@@ -37,25 +37,25 @@ interface ValidatorExports {
   badLineStart(): number;
 }
 
-/** Where the input starts in the validator's memory: never at 0, which the validator uses for "invalid". */
+/** Where the input starts in the parser's memory: never at 0, which the parser uses for "invalid". */
 const INPUT_AT = 64;
-/** Zeros after the input: the validator reads up to 16 bytes at a time, and a zero stops every scan. */
+/** Zeros after the input: the parser reads up to 16 bytes at a time, and a zero stops every scan. */
 const PADDING = 64;
 const PAGE = 64 << 10;
 
 /** This thread's instance, made at first use (a worker thread has its own). */
-let validator: ValidatorExports | undefined;
+let parser: ParserExports | undefined;
 
-function instance(): ValidatorExports {
-  validator ??= new WebAssembly.Instance(new WebAssembly.Module(Buffer.from(VALIDATOR_WASM, 'base64')), {})
-    .exports as unknown as ValidatorExports;
-  return validator;
+function instance(): ParserExports {
+  parser ??= new WebAssembly.Instance(new WebAssembly.Module(Buffer.from(PARSER_WASM, 'base64')), {})
+    .exports as unknown as ParserExports;
+  return parser;
 }
 
 /**
  * Checks a buffer of whole lines at once (its last line may lack the newline only at the end of the file).
  * No error is thrown: the first bad line is reported, and the caller, which knows where the buffer starts in
- * the file, names it. The bytes are copied into the validator's memory, which keeps the size of the largest
+ * the file, names it. The bytes are copied into the parser's memory, which keeps the size of the largest
  * buffer checked so far, twice over (input and nesting room); the nesting room's pages are never touched,
  * and so take no memory, unless a line nests that deep.
  */
@@ -75,7 +75,7 @@ export function parseWholeLines(b: Uint8Array): WholeLinesResult {
   const badLine = wasm.badLineNumber();
   if (badLine === 0) return { records, lines };
   if (wasm.badLineKind() === 1) return { records, lines, bad: { line: badLine, what: 'not-object' } };
-  // Invalid: told apart here, once, off the validator's hot path. A line that is not UTF-8 is that first.
+  // Invalid: told apart here, once, off the parser's hot path. A line that is not UTF-8 is that first.
   const start = wasm.badLineStart() - INPUT_AT;
   const newline = b.indexOf(0x0a, start);
   const line = b.subarray(start, newline === -1 ? b.length : newline);
@@ -86,7 +86,7 @@ export function parseWholeLines(b: Uint8Array): WholeLinesResult {
 
 /**
  * Where the first invalid UTF-8 sequence of `bytes` starts (RFC 3629: no overlong form, no surrogate, nothing
- * above U+10FFFF, nothing cut short), or -1. The same rules as the validator's skipUtf8 (jsonl.as.ts).
+ * above U+10FFFF, nothing cut short), or -1. The same rules as the parser's skipUtf8 (jsonl.as.ts).
  */
 export function firstInvalidUtf8(bytes: Uint8Array): number {
   const continues = (at: number): boolean => at < bytes.length && (bytes[at]! & 0xc0) === 0x80;

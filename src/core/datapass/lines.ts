@@ -1,7 +1,7 @@
 // The JSON Lines parse of a pass (each line must parse as a JSON object), on the thread that runs the pass (for a large file, a thread of its own,
 // while zlib inflates or deflates on libuv's threads: thread.ts).
 //
-// Each chunk is checked in windows of whole lines, straight from the chunk (the validator copies a window into
+// Each chunk is checked in windows of whole lines, straight from the chunk (the parser copies a window into
 // its own memory); only a line cut by the end of a chunk is copied, to a small buffer of its own, and checked
 // once the next chunk ends it. So a window's first line number is the count of lines checked before it, and
 // the first bad line reported is the first in the file.
@@ -10,7 +10,7 @@ import { UsageError } from '../errors.js';
 import { parseWholeLines, MAX_LINE_BYTES } from './jsonl.js';
 
 /**
- * Bytes checked at a time (a window, cut after its last newline). The validator copies them into its own
+ * Bytes checked at a time (a window, cut after its last newline). The parser copies them into its own
  * memory, which keeps the size of the largest window checked, twice over (jsonl.ts): 512 KiB at this size.
  * Large enough that a call's fixed cost is nothing next to the check (a quarter of a millisecond at 1 GB/s).
  */
