@@ -4,31 +4,10 @@
 // with the nearest known name for a setting bds does not know.
 
 import { chmodSync, chownSync, mkdirSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CONFIG_KEYS } from '../src/core/settings/config-file.js';
-import { run, sandbox, spawnCli, tempDir } from './helpers.js';
-
-/** A listener that records what reaches it: where a stolen key would go. */
-const traps: http.Server[] = [];
-afterEach(async () => {
-  for (const trap of traps.splice(0)) {
-    trap.closeAllConnections();
-    await new Promise((resolve) => trap.close(resolve));
-  }
-});
-async function trap(): Promise<{ url: string; authorizations: string[] }> {
-  const authorizations: string[] = [];
-  const server = http.createServer((req, res) => {
-    authorizations.push(req.headers.authorization ?? '');
-    res.writeHead(500).end();
-  });
-  traps.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, authorizations };
-}
+import { run, sandbox, spawnCli, tempDir, trap } from './helpers.js';
 
 /** A home with the user's own config file pointing at the sandbox. */
 function homeWithUserConfig(config: object): { home: string; env: Record<string, string> } {
@@ -51,14 +30,14 @@ describe('the config search never leaves home', () => {
     const res = await run(['whoami', '--json'], { home, cwd, env: { ...env, BDS_API_KEY: box.keys.live } });
     expect(res.code, res.stderr).toBe(0);
     expect(res.json().baseUrl).toBe(box.baseUrl);
-    expect(stolen.authorizations).toEqual([]);
+    expect(stolen.requests).toEqual([]);
     // The working folder itself still counts.
     writeFileSync(path.join(cwd, '.bdsrc.json'), JSON.stringify({ sourceId: 'src_here' }));
     const here = await run(['doctor', '--json'], { home, cwd, env: { ...env, BDS_API_KEY: box.keys.live } });
     expect(here.json().checks.find((c: { name: string }) => c.name === 'config file').message).toBe(
       path.join(cwd, '.bdsrc.json'),
     );
-    expect(stolen.authorizations).toEqual([]);
+    expect(stolen.requests).toEqual([]);
   });
 });
 
@@ -87,7 +66,7 @@ describe.skipIf(process.getuid?.() !== 0)('a config file another user owns', () 
       `warning: ignoring the config file ${planted}: it belongs to uid ${STRANGER}, not to you or root; `,
     );
     expect(res.json().baseUrl).toBe(box.baseUrl);
-    expect(stolen.authorizations).toEqual([]);
+    expect(stolen.requests).toEqual([]);
     // The same file is the user's own when it is theirs, or root's.
     for (const owner of [ME, 0]) {
       chownSync(planted, owner, owner);

@@ -4,32 +4,21 @@
 // NODE_TLS_REJECT_UNAUTHORIZED=0 turns off no certificate check of bds's.
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
-import http from 'node:http';
 import https from 'node:https';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { ROOT, makeFolder, newSource, run, sandbox, sandboxEnv, tempDir } from './helpers.js';
-
-/** Listeners that record what reaches them: where a stolen key or a ping would go. */
-const servers: Array<http.Server | https.Server> = [];
-afterEach(async () => {
-  for (const server of servers.splice(0)) {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  }
-});
-async function trap(): Promise<{ url: string; requests: string[] }> {
-  const requests: string[] = [];
-  const server = http.createServer((req, res) => {
-    requests.push(`${req.method} ${req.url} ${req.headers.authorization ?? ''}`);
-    res.writeHead(500).end();
-  });
-  servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests };
-}
+import { describe, expect, it } from 'vitest';
+import {
+  ROOT,
+  listenUntilTestEnds,
+  makeFolder,
+  newSource,
+  run,
+  sandbox,
+  sandboxEnv,
+  tempDir,
+  trap,
+} from './helpers.js';
 
 /** A home with the user's own config file, and a cloned repository under it as the working folder. */
 function homeAndClone(userConfig: object = {}): { home: string; clone: string; env: Record<string, string> } {
@@ -240,9 +229,7 @@ describe('certificate checks', () => {
         res.end('{}');
       },
     );
-    servers.push(server);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const baseUrl = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const baseUrl = `https://127.0.0.1:${await listenUntilTestEnds(server)}`;
     // Node reads the variable from its own process environment when a connection does not say.
     const before = process.env.NODE_TLS_REJECT_UNAUTHORIZED;
     process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0';

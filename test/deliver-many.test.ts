@@ -14,6 +14,7 @@ import {
   count,
   makeFolder,
   newSource,
+  periods,
   RECORDS_SCHEMA,
   run,
   sandbox,
@@ -755,12 +756,7 @@ describe('Ctrl-C stops every month', () => {
       ['2024-03', 130, 'not started: interrupted by SIGINT'],
       ['2024-04', 130, 'not started: interrupted by SIGINT'],
     ]);
-    expect(
-      box.store
-        .batches()
-        .map((b) => b.period)
-        .sort(),
-    ).toEqual(['2024-01', '2024-02']);
+    expect(periods(box)).toEqual(['2024-01', '2024-02']);
 
     box.faults.clear();
     const again = await run(args, { env: sandboxEnv(box), home });

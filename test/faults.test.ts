@@ -14,7 +14,7 @@ import {
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { count, deliverTo, expectOneReceived, makeFolder, run, sandbox, tempDir, until } from './helpers.js';
+import { count, deliverTo, expectOneReceived, makeFolder, run, sandbox, statuses, tempDir, until } from './helpers.js';
 
 const PERIOD = '2024-05';
 
@@ -208,12 +208,7 @@ describe('3. upload', () => {
     expect(res.stderr).toContain('AccessDenied: Request has expired');
     expect(sleeps).toEqual([]);
     expect(count(box, 'create')).toBe(2);
-    expect(
-      box.store
-        .batches()
-        .map((b) => b.status)
-        .sort(),
-    ).toEqual(['awaiting_upload', 'received']);
+    expect(statuses(box)).toEqual(['awaiting_upload', 'received']);
     expectOneReceived(box, folder);
   });
 
@@ -256,12 +251,7 @@ describe('4. lost responses', () => {
     box.faults.add({ route: 'create', resetAfterBytes: 0 });
     const res = await deliverTo(box, folder);
     expect(res.code).toBe(0);
-    expect(
-      box.store
-        .batches()
-        .map((b) => b.status)
-        .sort(),
-    ).toEqual(['awaiting_upload', 'received']);
+    expect(statuses(box)).toEqual(['awaiting_upload', 'received']);
     expectOneReceived(box, folder);
   });
 

@@ -5,7 +5,7 @@ import { mkdirSync, renameSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { expandFolderPatterns } from '../src/cli/commands/folder-patterns.js';
-import { makeFolder, newSource, run, sandbox, sandboxEnv, tempDir } from './helpers.js';
+import { makeFolder, newSource, periods, run, sandbox, sandboxEnv, tempDir } from './helpers.js';
 
 /** Folders named `names` in a new folder, each with data of its own; returns that folder. */
 function folders(names: string[]): string {
@@ -33,12 +33,7 @@ describe('a folder pattern the shell left as typed', () => {
     expect(res.code).toBe(0);
     const json = res.json() as { deliveries: Array<{ period: string }> };
     expect(json.deliveries.map((d) => d.period)).toEqual(['2023-01', '2023-02']);
-    expect(
-      box.store
-        .batches()
-        .map((b) => b.period)
-        .sort(),
-    ).toEqual(['2023-01', '2023-02']);
+    expect(periods(box)).toEqual(['2023-01', '2023-02']);
   });
 
   it('matches in byte order, as a POSIX shell in the C locale; *, ? and [...] within one segment; no hidden name', async () => {

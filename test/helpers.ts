@@ -4,6 +4,7 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, constants, copyFileSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type net from 'node:net';
 import os from 'node:os';
@@ -69,6 +70,19 @@ export async function listenUntilTestEnds(server: net.Server): Promise<number> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return (server.address() as AddressInfo).port;
+}
+
+/**
+ * A listener on 127.0.0.1 that records every request reaching it (method, path, Authorization) and answers 500,
+ * until the test ends: where a stolen key or a ping would go.
+ */
+export async function trap(): Promise<{ url: string; requests: string[] }> {
+  const requests: string[] = [];
+  const server = http.createServer((req, res) => {
+    requests.push(`${req.method} ${req.url} ${req.headers.authorization ?? ''}`);
+    res.writeHead(500).end();
+  });
+  return { url: `http://127.0.0.1:${await listenUntilTestEnds(server)}`, requests };
 }
 
 /** Temp folders of this test file, removed when it ends: the machine's /tmp is shared. */
@@ -364,6 +378,14 @@ export function statuses(box: Sandbox): string[] {
   return box.store
     .batches()
     .map((b) => b.status)
+    .sort();
+}
+
+/** The periods of every batch the sandbox holds, sorted. */
+export function periods(box: Sandbox): string[] {
+  return box.store
+    .batches()
+    .map((b) => b.period)
     .sort();
 }
 
