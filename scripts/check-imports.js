@@ -22,6 +22,7 @@ const FLOORS = [
     'core/clean-text.ts',
     'core/guards.ts',
     'core/errors.ts',
+    'core/option-names.ts',
     'core/files.ts',
     'core/deferred.ts',
     'core/version.ts',
@@ -45,14 +46,23 @@ const ALLOWED = [
   // core/files.ts (the crash-safe write of every file bds keeps) imports nothing of bds: the pass cache,
   // the delivery records, the locks and the user's config file all write through it.
   // core/platform.ts (the path rules of the system bds runs on) imports nothing of bds either, nor does
-  // core/plural.ts (a noun after a count), which every part may import.
+  // core/plural.ts (a noun after a count), which every part may import. core/option-names.ts (how the door a call
+  // came through names its options) is types alone, for the parts whose messages name an option.
   [
     'core/datapass/',
     ['core/datapass/', 'core/errors.ts', 'core/guards.ts', 'core/files.ts', 'core/platform.ts', 'core/plural.ts'],
   ],
   [
     'core/preflight/',
-    ['core/preflight/', 'core/errors.ts', 'core/guards.ts', 'core/api/types.ts', 'core/platform.ts', 'core/plural.ts'],
+    [
+      'core/preflight/',
+      'core/errors.ts',
+      'core/guards.ts',
+      'core/api/types.ts',
+      'core/option-names.ts',
+      'core/platform.ts',
+      'core/plural.ts',
+    ],
   ],
   [
     'core/settings/',
@@ -63,11 +73,13 @@ const ALLOWED = [
       'core/runtime.ts',
       'core/api/',
       'core/files.ts',
+      'core/option-names.ts',
       'core/platform.ts',
       'core/plural.ts',
     ],
   ],
   ['core/files.ts', ['core/platform.ts']],
+  ['core/option-names.ts', []],
   ['core/platform.ts', []],
   ['core/plural.ts', []],
   [

@@ -1,7 +1,8 @@
 // The core knows nothing of the command line (docs/design.md): no string or template in src/core names a
 // `--flag` or a `bds <command>`. What a person reads about flags and commands is the CLI's, in
-// src/cli/output/; the core's errors carry a code and data for it, and their own message names the
-// library's options. Comments are not read: only the text the program can say.
+// src/cli/output/; the core's messages name an option only by the names its door hands in
+// (core/option-names.ts, test/option-names.test.ts), and its errors carry a code and data for the rest.
+// Comments are not read: only the text the program can say.
 
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -56,6 +57,15 @@ describe('the core speaks no command line', () => {
     const offending = coreFiles(CORE).flatMap((file) =>
       stringsOf(file)
         .filter(({ text }) => CLI_WORDS.test(text) && !NOT_OURS.has(text))
+        .map(({ line, text }) => `${path.relative(ROOT, file)}:${line}: ${JSON.stringify(text)}`),
+    );
+    expect(offending).toEqual([]);
+  });
+
+  it("names no option in the library's words (`the period option`): those are core/options.ts's names", () => {
+    const offending = coreFiles(CORE).flatMap((file) =>
+      stringsOf(file)
+        .filter(({ text }) => /\bthe [a-z][A-Za-z]* option\b/.test(text))
         .map(({ line, text }) => `${path.relative(ROOT, file)}:${line}: ${JSON.stringify(text)}`),
     );
     expect(offending).toEqual([]);

@@ -133,6 +133,18 @@ describe('bds doctor', () => {
     expect(`${text.stdout}${text.stderr}`).not.toContain(box.keys.live);
   });
 
+  it("a host no lookup finds: exit 5, the hint naming where the base URL is set, in the CLI's words", async () => {
+    const res = await run(['doctor', '--json'], {
+      env: { BDS_BASE_URL: 'https://no-such-host.invalid', BDS_API_KEY: 'svc_test_0000000000000000' },
+    });
+    expect(res.code).toBe(5);
+    expect(check(doctorJson(res), 'name lookup')).toMatchObject({
+      status: 'fail',
+      message: expect.stringMatching(/^no-such-host\.invalid: (no such host|lookup failed)/),
+      hint: 'check the base URL for a typo (--base-url, BDS_BASE_URL or baseUrl)',
+    });
+  });
+
   it('no key: exit 3, the way to the API still checked', async () => {
     const box = await sandbox();
     const res = await run(['doctor', '--json'], { env: { BDS_BASE_URL: box.baseUrl } });

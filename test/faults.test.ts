@@ -364,6 +364,9 @@ describe('10. the key', () => {
     expect(res.stderr).toContain(
       `→ 307: redirected to ${elsewhere.baseUrl}/api/v1/batches?token=REDACTED; bds never follows redirects`,
     );
+    expect(res.stderr).toContain(
+      'hint: check the base URL (--base-url, BDS_BASE_URL or baseUrl): it should be the API address itself',
+    );
     expect(res.stderr).not.toContain('s3cr3t');
     expect(elsewhere.requests).toHaveLength(0);
     expect(box.store.batches()).toHaveLength(0);

@@ -325,10 +325,15 @@ describe('Ctrl-C and Ctrl-Break', () => {
 describe('paths by the rules of Windows', () => {
   it("the period from a folder's name with \\ or / and a drive letter", () => {
     for (const folder of ['C:\\out\\records-2024-05', 'C:/out/records-2024-05', 'D:\\records-2024-05\\']) {
-      expect(choosePeriod(undefined, folder, 'win32')).toEqual({ period: '2024-05', fromName: 'records-2024-05' });
+      expect(choosePeriod(undefined, folder, 'win32', OPTION_NAMES)).toEqual({
+        period: '2024-05',
+        fromName: 'records-2024-05',
+      });
     }
     // On POSIX a backslash is part of a name: the whole name holds two months.
-    expect(() => choosePeriod(undefined, '/srv/2024-04\\records-2024-05', 'linux')).toThrow(/more than one period/);
+    expect(() => choosePeriod(undefined, '/srv/2024-04\\records-2024-05', 'linux', OPTION_NAMES)).toThrow(
+      /more than one period/,
+    );
   });
 
   it('--file with \\ or a drive letter is a path from the working folder, never a name in the folder', async () => {

@@ -5,10 +5,9 @@
 import type { Command } from 'commander';
 import { BdsError, InterruptedError, toBdsError, UsageError } from '../core/errors.js';
 import { Operation } from '../core/operation.js';
-import { NAMED_SETTINGS, type SettingNames } from '../core/settings/settings.js';
 import type { CommandSpec, CommonFlags } from './command.js';
 import { RunMonitor } from './monitoring.js';
-import { errorWords, flag, inCliWords } from './output/error-words.js';
+import { errorWords, FLAG_NAMES, inCliWords } from './output/error-words.js';
 import { errorDocument } from './output/format.js';
 import { IO } from './output/io.js';
 import { noticePrinter } from './output/words.js';
@@ -59,9 +58,6 @@ export async function runCommand(
   await monitor?.finish(code, io, runtime);
   return code;
 }
-
-/** What messages call the settings a person gave: their flags, by the CLI's one rule (error-words.ts's flag). */
-const FLAG_NAMES = Object.fromEntries(NAMED_SETTINGS.map((setting) => [setting, flag(setting)])) as SettingNames;
 
 /** A failure outside any command's run. */
 export function reportFailure(runtime: CliRuntime, error: unknown): number {

@@ -1,6 +1,7 @@
 // Every failure bds reports is one of these; each carries its exit code, and the CLI turns them into exit codes
 // in one place (src/cli/run-command.ts). The key never appears in any of them.
 
+import type { NamedOption } from './option-names.js';
 import type { Platform } from './platform.js';
 
 export const EXIT_CODES = {
@@ -27,16 +28,18 @@ export interface RequestInfo {
 }
 
 /**
- * What a failure is about, as data, where a person at the command line reads other words than the message (which
- * names the library's options): flags and commands. src/cli/output/error-words.ts words each code.
+ * What a failure is about, as data: for a program that reacts to it (a library caller), and for the words a person
+ * at the command line reads besides the message, which already names each option as the door does
+ * (core/option-names.ts): a command to run, a usage syntax, a folder's failure. src/cli/output/error-words.ts adds
+ * them by code.
  */
 export type ErrorAbout =
-  /** The message starts with the name of the option whose value it is about (`period 2024-13 is not ...`). */
-  | { code: 'option_value'; option: string }
+  /** The value of this option is wrong (`period 2024-13 is not ...`). */
+  | { code: 'option_value'; option: NamedOption }
   /** Options given without the one they go with. */
-  | { code: 'goes_with'; options: string[]; needs: string }
+  | { code: 'goes_with'; options: NamedOption[]; needs: NamedOption }
   /** An option given with others it excludes. */
-  | { code: 'options_conflict'; option: string; with: string[] }
+  | { code: 'options_conflict'; option: NamedOption; with: NamedOption[] }
   | { code: 'no_period' }
   | { code: 'periods_in_name' }
   | { code: 'no_data_file' }

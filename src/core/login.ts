@@ -4,6 +4,7 @@
 
 import type { MeResponse } from './api/types.js';
 import { AuthError, UsageError } from './errors.js';
+import type { OptionNames } from './option-names.js';
 import type { Operation } from './operation.js';
 import { loadConfigFile } from './settings/config-file.js';
 import { requireHomeFor } from './settings/dirs.js';
@@ -13,7 +14,6 @@ import {
   requireBaseUrl,
   resolveSettings,
   type Settings,
-  type SettingNames,
   type Sourced,
 } from './settings/settings.js';
 import {
@@ -32,7 +32,7 @@ export interface LoginPlan {
   profile: string | undefined;
   baseUrl: Sourced<string> | undefined;
   /** What the caller calls the settings, for messages. */
-  names: SettingNames;
+  names: OptionNames;
 }
 
 /** Checks that the key can be stored (before anyone types it); a file bds does not rewrite is exit 2. */
@@ -104,7 +104,7 @@ export async function login(op: Operation, options: LoginOptions): Promise<Login
     );
   }
   // The key's form first, then the base URL, then the API: nothing is written until all three agree.
-  const key = requireApiKey({ apiKey: { value: lines[0]!, from: options.keyFrom } });
+  const key = requireApiKey({ apiKey: { value: lines[0]!, from: options.keyFrom }, names: op.names });
   const baseUrl = checkBaseUrl(options.baseUrl, plan);
   const checked = op.withFlags({ apiKey: key.key, baseUrl: baseUrl.href, newProfile: true });
   const api = await checked.client();
@@ -216,10 +216,10 @@ function targetOf(op: Operation): ReturnType<typeof userConfigTarget> {
   return userConfigTarget(op.runtime, op.runtime.cwd, named);
 }
 
-function notRewritten(file: string, reason: 'yaml' | 'named', names: SettingNames): string {
+function notRewritten(file: string, reason: 'yaml' | 'named', names: OptionNames): string {
   return reason === 'yaml'
     ? `your config file ${file} is not JSON, and bds does not rewrite it`
-    : `bds stores keys only in your own config file, not in ${file} (named by ${names.config} or BDS_CONFIG)`;
+    : `bds stores keys only in your own config file, not in ${file} (named by ${names.reference('config')} or BDS_CONFIG)`;
 }
 
 /** How settings name a key stored in the file at `place`. */

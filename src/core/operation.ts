@@ -9,12 +9,13 @@ import type { HttpTuning } from './api/http.js';
 import { canonicalApi } from './api/url-rules.js';
 import type { EventListener } from './events.js';
 import type { Month } from './month.js';
+import type { OptionNames } from './option-names.js';
 import type { Runtime } from './runtime.js';
 import {
+  baseUrlSettings,
   requireApiKey,
   requireBaseUrl,
   resolveSettings,
-  type SettingNames,
   type ApiKey,
   type Settings,
   type SettingsFlags,
@@ -71,7 +72,7 @@ export class Operation {
   }
 
   /** What the caller calls the settings and options it gives, for messages. */
-  get names(): SettingNames {
+  get names(): OptionNames {
     return this.flags.names;
   }
 
@@ -125,6 +126,7 @@ export class Operation {
     return new ApiClient(
       new HttpClient({
         baseUrl,
+        baseUrlSettings: baseUrlSettings(this.names),
         apiKey: key.key,
         clientHeader: clientHeader(runtime.hostname),
         env: runtime.env,

@@ -5,19 +5,13 @@
 
 import { PRODUCTS } from './api/types.js';
 import { UsageError } from './errors.js';
-import type { SettingNames } from './settings/settings.js';
+import type { OptionNames } from './option-names.js';
 import { closestName, shownText } from './settings/text.js';
 
-/** What the library's messages call the settings a caller gives: its options. */
-export const OPTION_NAMES: SettingNames = {
-  baseUrl: 'the baseUrl option',
-  sourceId: 'the sourceId option',
-  profile: 'the profile option',
-  config: 'the config option',
-  pingUrl: 'the pingUrl option',
-  metricsFile: 'the metricsFile option',
-  limitRate: 'the limitRate option',
-  period: 'period',
+/** How the library's messages name its options: `period` as a subject, `the period option` after a verb. */
+export const OPTION_NAMES: OptionNames = {
+  subject: (option) => option,
+  reference: (option) => `the ${option} option`,
 };
 
 export type OptionKind =

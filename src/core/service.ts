@@ -41,7 +41,7 @@ export interface ListOptions {
 
 /** The source's batches, newest first; the filters other than the source apply here, on the client. */
 export async function listBatches(options: ListOptions, op: Operation): Promise<{ batches: BatchListEntry[] }> {
-  if (options.period !== undefined) checkPeriodForm(options.period);
+  if (options.period !== undefined) checkPeriodForm(options.period, op.names);
   await op.announceSettings();
   const sourceId = requireSource(await op.settings());
   const batches = await withClient(op, (api) => api.listBatches(sourceId, op.signal));

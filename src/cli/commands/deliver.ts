@@ -10,6 +10,7 @@ import type { ReviewChoices } from '../../core/status/status.js';
 import { defineCommand } from '../command.js';
 import type { Operation } from '../../core/operation.js';
 import type { IO } from '../output/io.js';
+import { FLAG_NAMES } from '../output/error-words.js';
 import { printDeliver, type Delivered } from '../output/deliver-result.js';
 import { routeReview } from '../output/status-view.js';
 import { reviewChoices, reviewOptions, type ReviewFlags } from './review-options.js';
@@ -114,5 +115,7 @@ function deliveryChoices(flags: DeliverFlags): DeliveryChoices & ReviewChoices {
 
 /** --jobs as a number, checked with one folder too: a typo should not wait for the day it matters. */
 function parseJobs(jobs: string | undefined): number | undefined {
-  return jobs === undefined ? undefined : validateJobs(/^\d+$/.test(jobs) ? Number(jobs) : Number.NaN, jobs);
+  return jobs === undefined
+    ? undefined
+    : validateJobs(/^\d+$/.test(jobs) ? Number(jobs) : Number.NaN, FLAG_NAMES, jobs);
 }

@@ -46,7 +46,7 @@ export default defineCommand<StatusFlags, StatusRun>({
     const result = wait
       ? await waitForReview({ ...options, timeout }, op.with({ onEvent: routeReview(io, noticePrinter(io)) }))
       : await status(options, op);
-    return { result, rules: statusRules({ ...options, timeout }, wait === true) };
+    return { result, rules: statusRules({ ...options, timeout }, wait === true, op.names) };
   },
   print(io, { result, rules }, flags) {
     const { failOn, timeoutMs } = rules;

@@ -1,10 +1,11 @@
-// What a person at the command line reads about a failure: the core's errors name the library's options (or the
-// settings by the names a door hands in); where an error says what it is about (src/core/errors.ts: `about`), its
-// words here name the flags and commands instead, each option by flag(), the CLI's one rule.
+// What a person at the command line reads about a failure. The core's messages name each option by the names the
+// CLI hands in (FLAG_NAMES: flag(), the CLI's one rule); where an error says what it is about (src/core/errors.ts:
+// `about`), its words here add what the core cannot say: the command to run, a usage syntax, a folder's failure.
 
 import type { FailureData } from '../../core/failure.js';
 import type { DoctorFinding } from '../../core/diagnostics/finding.js';
 import type { BdsError, ErrorAbout } from '../../core/errors.js';
+import type { OptionNames } from '../../core/option-names.js';
 import { formatBytes } from './format.js';
 
 export interface ErrorWords {
@@ -15,14 +16,14 @@ export interface ErrorWords {
 /** The error in the CLI's words: what it is about worded here, else its own message and hint. */
 export function errorWords(error: Pick<BdsError, 'message' | 'hint' | 'about'>): ErrorWords {
   const own = { message: error.message, hint: error.hint ?? undefined };
-  return error.about ? { ...own, ...aboutWords(error.about, own) } : own;
+  return error.about ? { ...own, ...aboutWords(error.about) } : own;
 }
 
 /** A result's failure in the CLI's words, as a person and `--json` read it (`about` is not shown). */
 export function failureWords(failure: FailureData): FailureData {
   if (!failure.about) return failure;
   const { about, ...shown } = failure;
-  const words = aboutWords(about, { message: failure.message, hint: failure.hint ?? undefined });
+  const words = aboutWords(about);
   return { ...shown, message: words.message ?? failure.message, hint: words.hint ?? failure.hint };
 }
 
@@ -42,7 +43,7 @@ export function inCliWords<T>(data: T): T {
 
 /** A doctor's check in the CLI's words, as a person and `--json` read it (`about` is not shown). */
 export function findingWords({ name, status, message, hint, about }: DoctorFinding): DoctorFinding {
-  const words = about ? aboutWords(about, { message, hint: hint ?? undefined }) : {};
+  const words = about ? aboutWords(about) : {};
   return { name, status, message: words.message ?? message, hint: words.hint ?? hint };
 }
 
@@ -52,31 +53,25 @@ export function flag(option: string): string {
   return `--${option.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`;
 }
 
+/** How the core's messages name an option a person gave: by its flag, whatever the place in the sentence. */
+export const FLAG_NAMES: OptionNames = { subject: flag, reference: flag };
+
 /** What the CLI says instead of the message or the hint (either may be kept). */
-function aboutWords(about: ErrorAbout, own: ErrorWords): Partial<ErrorWords> {
+function aboutWords(about: ErrorAbout): Partial<ErrorWords> {
   switch (about.code) {
+    // The message and its hint name the options already, by their flags (FLAG_NAMES): nothing to add.
     case 'option_value':
-      return { message: `${flag(about.option)}${own.message.slice(about.option.length)}` };
-    case 'goes_with':
-      return {
-        message: `${about.options.map(flag).join(' and ')} ${about.options.length > 1 ? 'go' : 'goes'} with ${flag(about.needs)}`,
-        hint: `add ${flag(about.needs)} to wait for the review of what is delivered`,
-      };
     case 'options_conflict':
-      if (about.option === 'force') {
-        return {
-          message: '--force and --skip-delivered cannot be given together',
-          hint: '--force delivers a month although it is delivered; --skip-delivered counts it as delivered: choose one',
-        };
-      }
-      return {
-        message: `${flag(about.option)} cannot be given with ${about.with.map(flag).join(' or ')}`,
-        ...(about.option === 'period' && { hint: '--period is one month; --since and --until name a range' }),
-      };
+    case 'since_after_until':
+    case 'no_period':
+    case 'periods_in_name':
+    case 'no_data_file':
     case 'no_period_in_name':
-      return {
-        hint: "with several folders, each one's period is the YYYY-MM in its name: rename it (out/2024-05), or deliver it alone with --period",
-      };
+    case 'redirected':
+    case 'host_not_found':
+      return {};
+    case 'goes_with':
+      return { hint: `add ${flag(about.needs)} to wait for the review of what is delivered` };
     case 'folder_failed': {
       const inner = errorWords(about.error);
       return { message: `${about.dir}: ${inner.message}; nothing was sent`, hint: inner.hint };
@@ -111,24 +106,10 @@ function aboutWords(about: ErrorAbout, own: ErrorWords): Partial<ErrorWords> {
             ? `deliver that folder alone with --force (bds deliver ${about.dir} --force)`
             : 'run again with --force'),
       };
-    case 'since_after_until':
-      return { message: `--since ${about.since} is after --until ${about.until}` };
     case 'no_first_month':
       return { hint: 'name the first month it should have delivered with --since YYYY-MM' };
     case 'earliest_after_until':
-      return {
-        message: `the source's earliest batch is of ${about.earliest}, after --until ${about.until}`,
-        hint: 'name the first month with --since YYYY-MM',
-      };
-    case 'no_period':
-      return {
-        message: "missing --period YYYY-MM (the month the data covers), and the folder's name holds none",
-        hint: "name it with --period, or put it in the folder's name (out/2024-05)",
-      };
-    case 'periods_in_name':
-      return { hint: 'name the month with --period' };
-    case 'no_data_file':
-      return { hint: 'expected one *.jsonl.gz or *.jsonl file, or name it with --file' };
+      return { hint: 'name the first month with --since YYYY-MM' };
     case 'data_files':
       return { hint: 'choose one with --file <name>' };
     case 'product_unknown':
@@ -149,8 +130,6 @@ function aboutWords(about: ErrorAbout, own: ErrorWords): Partial<ErrorWords> {
       return {
         hint: 'set BDS_API_KEY, or BDS_API_KEY_FILE to a file holding the key, or apiKey in a config file (see bds --help)',
       };
-    case 'redirected':
-      return { hint: 'check the base URL (--base-url, BDS_BASE_URL or baseUrl): it should be the API address itself' };
     case 'gave_up':
       return { hint: 'the service or the network is failing; run the same command again later' };
     case 'unknown_source':
@@ -159,8 +138,6 @@ function aboutWords(about: ErrorAbout, own: ErrorWords): Partial<ErrorWords> {
       return { hint: 'run the same bds deliver again: it resumes this delivery' };
     case 'temp_copies_left':
       return { hint: 'the next bds deliver removes them; or remove them: their names start with bds-' };
-    case 'host_not_found':
-      return { hint: 'check the base URL for a typo (--base-url, BDS_BASE_URL or baseUrl)' };
     case 'not_reachable':
       return {
         hint: 'is the service running there, and is no firewall in the way? (the sandbox: is bds sandbox still running?)',

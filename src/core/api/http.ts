@@ -68,6 +68,8 @@ const MAX_ERROR_BODY = 64 * 1024;
 
 export interface HttpClientSetup {
   baseUrl: URL;
+  /** Where the base URL is set, in the words of the caller's door (`the baseUrl option, BDS_BASE_URL or baseUrl`). */
+  baseUrlSettings: string;
   apiKey: string;
   /** Value of X-Service-Client. */
   clientHeader: string;
@@ -347,7 +349,7 @@ export class HttpClient {
         `${info.method} ${info.url} → ${status}: redirected to ${location ? redactUrl(location) : '(no location)'}; bds never follows redirects`,
         info,
         {
-          hint: 'check the base URL (the baseUrl option, BDS_BASE_URL or baseUrl): it should be the API address itself',
+          hint: `check the base URL (${this.options.baseUrlSettings}): it should be the API address itself`,
           about: { code: 'redirected' },
         },
       );

@@ -6,6 +6,7 @@ import type { Product } from '../api/types.js';
 import { isObject } from '../guards.js';
 import path from 'node:path';
 import { EXIT_CODES, toBdsError, UsageError, type BdsError } from '../errors.js';
+import type { OptionNames } from '../option-names.js';
 import type { Operation } from '../operation.js';
 import { failureData, type FailureData } from '../failure.js';
 import { duplicateError } from './many-folders.js';
@@ -113,7 +114,7 @@ export async function checkFolders(options: CheckOptions | CheckManyOptions, op:
       }
       // Of the two, the later month in period order is refused.
       const [first, later] = month.folder.period < other.folder.period ? [month, other] : [other, month];
-      fail(later.index, later.folder.dir, sameFileInRun(first.folder, later.folder, later.result));
+      fail(later.index, later.folder.dir, sameFileInRun(first.folder, later.folder, later.result, op.names));
       if (later === other) passed.splice(passed.indexOf(other), 1, month);
     } catch (thrown) {
       if (!several) throw thrown;
@@ -132,10 +133,11 @@ function isMonth<Entry extends { folder: PreflightedFolder }>(entry: Entry): ent
 }
 
 /** deliver's refusal of a data file that an earlier month of the run has, in its words. */
-function sameFileInRun(first: MonthFolder, later: MonthFolder, result: CheckResult): BdsError {
+function sameFileInRun(first: MonthFolder, later: MonthFolder, result: CheckResult, names: OptionNames): BdsError {
   return sameFileError(
     { period: first.period, dir: first.dir, batchId: undefined, inRun: true },
     { dataName: later.dataName, period: later.period, sha256: result.sha256, dir: later.dir, many: true },
+    names,
   );
 }
 
@@ -146,7 +148,7 @@ function preflight(options: CheckOptions, op: Operation): Promise<PreflightedFol
     platform: op.runtime.platform,
     now: op.runtime.now(),
     periodRequired: false,
-    periodNamed: op.names.period,
+    names: op.names,
   });
 }
 

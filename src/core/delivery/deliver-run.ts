@@ -121,9 +121,9 @@ export function folderResult(run: DeliverRun): DeliverResult | DryRunResult {
 export async function runDeliver(options: DeliverOptions | DeliverManyOptions, op: Operation): Promise<DeliverRun> {
   const several = 'dirs' in options;
   if (several && options.dirs.length === 0) throw new UsageError('no folder to deliver');
-  validateChoices(options);
-  const review = validateReviewChoices(options);
-  const jobs = validateJobs(several ? options.jobs : undefined);
+  validateChoices(options, op.names);
+  const review = validateReviewChoices(options, op.names);
+  const jobs = validateJobs(several ? options.jobs : undefined, op.names);
   await op.announceSettings();
   const folders = several ? await checkAll(options, op) : [await preflightDeliveryFolder(options, op)];
   const target = await deliveryTarget(op);
@@ -213,7 +213,7 @@ async function checkAll(options: DeliverManyOptions, op: Operation): Promise<Mon
       await listFolder(resolved);
       if (periodInName(pathsOf(op.runtime.platform).basename(resolved)) === undefined) {
         throw new UsageError("the folder's name holds no period (YYYY-MM)", {
-          hint: "with several folders, each one's period is the YYYY-MM in its name: rename it (out/2024-05), or deliver it alone with the period option",
+          hint: `with several folders, each one's period is the YYYY-MM in its name: rename it (out/2024-05), or deliver it alone with ${op.names.reference('period')}`,
           about: { code: 'no_period_in_name' },
         });
       }

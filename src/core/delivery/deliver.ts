@@ -6,6 +6,7 @@
 
 import type { BatchListEntry, BatchStatus, Product } from '../api/types.js';
 import { UsageError, type BdsError } from '../errors.js';
+import type { OptionNames } from '../option-names.js';
 import type { ApiAccess, Operation } from '../operation.js';
 import { withDeferred } from '../deferred.js';
 import { requireHomeFor, stateDir } from '../settings/dirs.js';
@@ -130,10 +131,11 @@ export async function reviewUnlessStopped(
 }
 
 /** force delivers a delivered month again; skipDelivered counts it as delivered: never both. */
-export function validateChoices({ force, skipDelivered }: DeliveryChoices): void {
+export function validateChoices({ force, skipDelivered }: DeliveryChoices, names: OptionNames): void {
   if (force && skipDelivered) {
-    throw new UsageError('force and skipDelivered cannot be given together', {
-      hint: 'force delivers a month although it is delivered; skipDelivered counts it as delivered: choose one',
+    const [forced, skipping] = [names.subject('force'), names.subject('skipDelivered')];
+    throw new UsageError(`${forced} and ${skipping} cannot be given together`, {
+      hint: `${forced} delivers a month although it is delivered; ${skipping} counts it as delivered: choose one`,
       about: { code: 'options_conflict', option: 'force', with: ['skipDelivered'] },
     });
   }
@@ -167,7 +169,7 @@ export async function preflightDeliveryFolder(options: FolderOptions, op: Operat
     platform: runtime.platform,
     now: runtime.now(),
     periodRequired: true,
-    periodNamed: op.names.period,
+    names: op.names,
   });
   for (const message of folder.warnings) {
     op.onEvent({ type: 'notice', code: 'warning', period: folder.period, product: folder.product, message });
@@ -237,6 +239,7 @@ function lockPlanDeliver(
       skipDelivered: options.skipDelivered === true,
       journal,
       newIdempotencyKey: () => op.newIdempotencyKey(),
+      names: op.names,
       now: runtime.now,
       onEvent: op.onEvent,
       signal: op.signal,

@@ -20,6 +20,7 @@ import type { ApiClient } from '../api/client.js';
 import { ERROR_CODES, type BatchListEntry, type BatchRef, type KeyMode } from '../api/types.js';
 import type { ColumnEntry } from '../preflight/columns.js';
 import type { EventListener, Notice, StepData, StepEvent } from '../events.js';
+import type { OptionNames } from '../option-names.js';
 import type { DeliveryPlan } from './plan.js';
 import type { DeliveryKey, DeliveryRecord, Journal } from './journal.js';
 import { openUpload } from '../datapass/data-pass.js';
@@ -51,6 +52,8 @@ export interface DeliverySetup {
   sameFile?: SameFile | undefined;
   /** One of several folders: a refusal's hint names this folder alone. */
   many?: boolean | undefined;
+  /** How the caller's door names its options, for the hint of a refusal that force would overrule. */
+  names: OptionNames;
   /** The run's upload rate cap, shared with the other months' uploads; none: full speed. */
   limiter?: RateLimiter | undefined;
 }
@@ -228,21 +231,25 @@ export class Delivery {
   }
 
   private conflictError(batch: BatchListEntry): ApiError {
-    return conflictError(batch, this.key, this.setup.many ? this.setup.plan.dir : undefined);
+    return conflictError(batch, this.key, this.setup.many ? this.setup.plan.dir : undefined, this.setup.names);
   }
 
   /** This data file is another month's: the refusal, or with --force a warning that it goes anyway. */
   private sameFileRefusal(): UsageError | undefined {
-    const { sameFile, force, plan, many } = this.setup;
+    const { sameFile, force, plan, many, names } = this.setup;
     if (!sameFile) return undefined;
     if (!force)
-      return sameFileError(sameFile, {
-        dataName: plan.dataName,
-        period: plan.period,
-        sha256: plan.sha256,
-        dir: plan.dir,
-        many: many === true,
-      });
+      return sameFileError(
+        sameFile,
+        {
+          dataName: plan.dataName,
+          period: plan.period,
+          sha256: plan.sha256,
+          dir: plan.dir,
+          many: many === true,
+        },
+        names,
+      );
     this.notice({
       code: 'same_file',
       otherPeriod: sameFile.period,
@@ -516,15 +523,21 @@ function isChecksumMismatch(error: ApiError): boolean {
  * several folders (`aloneFolder`: this one's, as named), force would deliver every one again: the hint names
  * the one folder instead.
  */
-function conflictError(batch: BatchListEntry, key: DeliveryKey, aloneFolder: string | undefined): ApiError {
+function conflictError(
+  batch: BatchListEntry,
+  key: DeliveryKey,
+  aloneFolder: string | undefined,
+  names: OptionNames,
+): ApiError {
+  const force = names.subject('force');
   return new ApiError(
     `${key.period} ${key.product} of ${key.sourceId} was already delivered as ${batch.id} (${batch.status}), ` +
       'from another file or by another machine',
     undefined,
     {
       hint: aloneFolder
-        ? `to deliver this file as well, deliver its folder (${aloneFolder}) alone with force; with several folders, force delivers every one of them again`
-        : 'to deliver this file as well, deliver again with force (or skipDelivered to count it as delivered)',
+        ? `to deliver this file as well, deliver its folder (${aloneFolder}) alone with ${force}; with several folders, ${force} delivers every one of them again`
+        : `to deliver this file as well, deliver again with ${force} (or ${names.subject('skipDelivered')} to count it as delivered)`,
       about: { code: 'delivered_elsewhere', alone: aloneFolder },
     },
   );

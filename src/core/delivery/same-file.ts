@@ -7,6 +7,7 @@
 
 import path from 'node:path';
 import { UsageError } from '../errors.js';
+import type { OptionNames } from '../option-names.js';
 import type { MonthFolder } from '../preflight/folder.js';
 
 /** The other month whose data file this one has. */
@@ -55,7 +56,9 @@ export class RunChecksums {
 export function sameFileError(
   same: SameFile,
   about: { dataName: string; period: string; sha256: string; dir: string; many: boolean },
+  names: OptionNames,
 ): UsageError {
+  const force = names.subject('force');
   const other = same.inRun
     ? `the one for ${same.period} in ${same.dir}`
     : `the one delivered for ${same.period} from ${same.dir}${same.batchId ? ` as ${same.batchId}` : ''}`;
@@ -64,7 +67,7 @@ export function sameFileError(
     {
       hint:
         `each month has data of its own: check what ${about.dir} holds (a copied folder? a stale one?); if it really is ${about.period}'s, ` +
-        (about.many ? `deliver that folder alone with force` : 'deliver again with force'),
+        (about.many ? `deliver that folder alone with ${force}` : `deliver again with ${force}`),
       about: { code: 'same_file', dir: about.dir, period: about.period, several: about.many },
     },
   );

@@ -11,6 +11,7 @@ import { installFindings } from './install.js';
 import { localStateFindings } from './local-state.js';
 import { networkFindings } from './network.js';
 import { settingsFindings } from './settings.js';
+import { baseUrlSettings } from '../settings/settings.js';
 
 export type { FindingStatus, DoctorFinding } from './finding.js';
 
@@ -29,7 +30,7 @@ export async function doctor(op: Operation): Promise<DoctorResult> {
   findings.push(...settings.findings);
   findings.push(...localStateFindings(op.runtime, op.tempDir()));
   if (settings.baseUrl) {
-    const network = await networkFindings(op.runtime, settings.baseUrl, op.signal);
+    const network = await networkFindings(op.runtime, settings.baseUrl, baseUrlSettings(op.names), op.signal);
     findings.push(...network.findings);
     if (network.reached && settings.key && settings.settings)
       findings.push(...(await apiFindings(op, settings.key, settings.settings)));

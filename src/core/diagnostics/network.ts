@@ -33,7 +33,13 @@ const UNTRUSTED = new Set([
 ]);
 
 /** The steps in order, each one line of doctor's; the first that fails ends them (nothing after it can work). */
-export async function networkFindings(runtime: Runtime, baseUrl: URL, signal: AbortSignal): Promise<NetworkFindings> {
+/** `baseUrlSet`: where the base URL is set, in the words of the caller's door (settings.ts's baseUrlSettings). */
+export async function networkFindings(
+  runtime: Runtime,
+  baseUrl: URL,
+  baseUrlSet: string,
+  signal: AbortSignal,
+): Promise<NetworkFindings> {
   const findings: Finding[] = [];
   const done = (reached: boolean): NetworkFindings => ({ findings, reached });
   const limits: Limits = { timeoutMs: runtime.http?.connectTimeoutMs ?? DEFAULT_TUNING.connectTimeoutMs, signal };
@@ -44,7 +50,7 @@ export async function networkFindings(runtime: Runtime, baseUrl: URL, signal: Ab
   findings.push(caFinding(runtime));
 
   const hop = firstHop(baseUrl, proxy.via);
-  const lookedUp = await lookupFinding(hop, limits);
+  const lookedUp = await lookupFinding(hop, baseUrlSet, limits);
   findings.push(lookedUp.finding);
   if (lookedUp.address === undefined) return done(false);
   const connected = await connectFinding(hop, lookedUp.address, runtime, limits);
@@ -106,7 +112,11 @@ function firstHop(baseUrl: URL, via: Via | undefined): Hop {
   return via ? { ...hostPort(via.url), what: 'the proxy ', via } : { ...hostPort(baseUrl), what: '' };
 }
 
-async function lookupFinding(hop: Hop, limits: Limits): Promise<{ finding: Finding; address?: string }> {
+async function lookupFinding(
+  hop: Hop,
+  baseUrlSet: string,
+  limits: Limits,
+): Promise<{ finding: Finding; address?: string }> {
   try {
     const addresses = await lookup(hop.host, limits);
     const found = addresses.map((a) => a.address).join(', ');
@@ -118,9 +128,7 @@ async function lookupFinding(hop: Hop, limits: Limits): Promise<{ finding: Findi
       finding: fail(
         'name lookup',
         `${hop.what}${hop.host}: ${code === 'ENOTFOUND' ? 'no such host' : `lookup failed (${code ?? 'unknown'})`}`,
-        hop.via
-          ? `check the proxy's name in ${hop.via.variable}`
-          : 'check the base URL for a typo (the baseUrl option, BDS_BASE_URL or baseUrl)',
+        hop.via ? `check the proxy's name in ${hop.via.variable}` : `check the base URL for a typo (${baseUrlSet})`,
         EXIT_CODES.network,
         hop.via ? undefined : { code: 'host_not_found' },
       ),

@@ -6,6 +6,7 @@ import { promises as fs, type Stats } from 'node:fs';
 import path from 'node:path';
 import { errnoCode, isDenied, isObject, permissionDenied } from '../guards.js';
 import { UsageError } from '../errors.js';
+import type { OptionNames } from '../option-names.js';
 import { pathsOf, type Platform } from '../platform.js';
 import type { Product, Schema, ScrubReport } from '../api/types.js';
 import { checkPeriod, choosePeriod } from './period.js';
@@ -31,8 +32,8 @@ export interface PreflightOptions extends FolderOptions {
   now: Date;
   /** deliver needs a period; check without one skips the period rules. */
   periodRequired: boolean;
-  /** What the caller calls the period option (SettingNames' period), for the current month's warning. */
-  periodNamed: string;
+  /** How the caller's door names its options, for messages about the period, the product and the data file. */
+  names: OptionNames;
 }
 
 /** What the quick checks establish: everything but the data file's contents. */
@@ -63,22 +64,22 @@ export async function preflightFolder(options: PreflightOptions): Promise<Prefli
   const warnings: string[] = [];
   const dir = path.resolve(options.cwd, options.dir);
   const entries = await listFolder(dir);
-  const chosen = choosePeriod(options.period, dir, options.platform);
+  const chosen = choosePeriod(options.period, dir, options.platform, options.names);
   const period =
     chosen === undefined && !options.periodRequired
       ? undefined
-      : checkPeriod(chosen, options.now, warnings, options.periodNamed);
+      : checkPeriod(chosen, options.now, warnings, options.names);
 
   const reportPath = options.report ? path.resolve(options.cwd, options.report) : path.join(dir, 'report.json');
   const schemaPath = options.schema ? path.resolve(options.cwd, options.schema) : path.join(dir, 'schema.json');
   const report = checkReport(await readJson(reportPath, 'the scrub report'), reportPath);
   const schema = await readJson(schemaPath, 'the schema');
-  const product = checkProduct(options.product, schema, schemaPath);
+  const product = checkProduct(options.product, schema, schemaPath, options.names);
   checkSchema(product, schema, schemaPath);
 
   const dataFile = options.file
     ? await chosenDataFile(options.file, options.cwd, dir, options.platform)
-    : findDataFile(dir, entries);
+    : findDataFile(dir, entries, options.names);
   return {
     dir: options.dir,
     absDir: dir,
@@ -209,7 +210,7 @@ async function exists(file: string): Promise<boolean> {
   );
 }
 
-function findDataFile(dir: string, entries: string[]): string {
+function findDataFile(dir: string, entries: string[], names: OptionNames): string {
   // Hidden files are never the data: macOS's ._records.jsonl.gz (AppleDouble), an editor's swap file.
   const visible = entries.filter((name) => !name.startsWith('.'));
   const gz = visible.filter((name) => name.endsWith('.jsonl.gz'));
@@ -217,13 +218,13 @@ function findDataFile(dir: string, entries: string[]): string {
   const found = [...gz, ...plain].sort();
   if (found.length === 0) {
     throw new UsageError(`no data file in ${dir}`, {
-      hint: 'expected one *.jsonl.gz or *.jsonl file, or name it with the file option',
+      hint: `expected one *.jsonl.gz or *.jsonl file, or name it with ${names.reference('file')}`,
       about: { code: 'no_data_file' },
     });
   }
   if (found.length > 1) {
     throw new UsageError(`more than one data file in ${dir}: ${found.join(', ')}`, {
-      hint: 'choose one with the file option',
+      hint: `choose one with ${names.reference('file')}`,
       about: { code: 'data_files' },
     });
   }

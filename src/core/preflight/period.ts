@@ -1,23 +1,29 @@
 // The period of a delivery: YYYY-MM, month 01 to 12, not after the current month (UTC).
 
 import { UsageError } from '../errors.js';
+import type { NamedOption, OptionNames } from '../option-names.js';
 import { pathsOf, type Platform } from '../platform.js';
 
 const PERIOD_FORM = /^(\d{4})-(\d{2})$/;
 
 /**
- * YYYY-MM with a month from 01 to 12. `option`: the option that gave it (messages start with its name), or
- * `what` to say where else it came from.
+ * YYYY-MM with a month from 01 to 12. `option`: the option that gave it (messages start with its name, as `names`
+ * words it), unless `inName` says it came from a folder's name.
  */
-export function checkPeriodForm(period: string, option = 'period', what?: string): void {
-  const about = what === undefined ? ({ code: 'option_value', option } as const) : undefined;
-  const named = what ?? `${option} ${period}`;
+export function checkPeriodForm(
+  period: string,
+  names: OptionNames,
+  option: NamedOption = 'period',
+  inName?: string,
+): void {
+  const what = inName ?? `${names.subject(option)} ${period}`;
+  const about = inName === undefined ? ({ code: 'option_value', option } as const) : undefined;
   const match = PERIOD_FORM.exec(period);
-  if (!match) throw new UsageError(`${named} is not of the form YYYY-MM (for example 2024-05)`, { about });
+  if (!match) throw new UsageError(`${what} is not of the form YYYY-MM (for example 2024-05)`, { about });
   const month = Number(match[2]);
-  if (month < 1 || month > 12) throw new UsageError(`${named}: month ${match[2]} is not between 01 and 12`, { about });
+  if (month < 1 || month > 12) throw new UsageError(`${what}: month ${match[2]} is not between 01 and 12`, { about });
   if (match[1] === '0000')
-    throw new UsageError(`${named}: there is no year 0000`, { hint: 'a year of four digits, such as 2024', about });
+    throw new UsageError(`${what}: there is no year 0000`, { hint: 'a year of four digits, such as 2024', about });
 }
 
 /** The month of `now` in UTC, as YYYY-MM. */
@@ -46,17 +52,22 @@ export interface ChosenPeriod {
  * The period: the option, else the one in the folder's name. A period option that contradicts the name is refused,
  * and so is a name that holds two months: the wrong month's data is the costliest mistake a seller can make.
  */
-export function choosePeriod(given: string | undefined, folder: string, platform: Platform): ChosenPeriod | undefined {
+export function choosePeriod(
+  given: string | undefined,
+  folder: string,
+  platform: Platform,
+  names: OptionNames,
+): ChosenPeriod | undefined {
   // By the system's rules: on Windows C:\out\records-2024-05 (or C:/out/...) is named records-2024-05.
   const name = pathsOf(platform).basename(folder);
   const named = periodsInName(name);
   if (given !== undefined && given !== '') {
     // Not a month at all (2024-13) is said as such, before any comparison with the name.
-    checkPeriodForm(given);
+    checkPeriodForm(given, names);
     if (named.length > 0 && !named.includes(given)) {
       // A name that is just the month says it once: "2024-02", not "2024-02 (2024-02)".
       const months = name === named.join() ? '' : ` (${named.join(', ')})`;
-      throw new UsageError(`period ${given} contradicts the folder's name ${name}${months}`, {
+      throw new UsageError(`${names.subject('period')} ${given} contradicts the folder's name ${name}${months}`, {
         hint: 'deliver each month from its own folder; rename the folder if its name is wrong',
         about: { code: 'option_value', option: 'period' },
       });
@@ -65,7 +76,7 @@ export function choosePeriod(given: string | undefined, folder: string, platform
   }
   if (named.length > 1) {
     throw new UsageError(`the folder's name ${name} holds more than one period (${named.join(', ')})`, {
-      hint: 'name the month with the period option',
+      hint: `name the month with ${names.reference('period')}`,
       about: { code: 'periods_in_name' },
     });
   }
@@ -77,25 +88,27 @@ export function checkPeriod(
   chosen: ChosenPeriod | undefined,
   now: Date,
   warnings: string[],
-  periodNamed = 'period',
+  names: OptionNames,
 ): string {
   if (chosen === undefined) {
-    throw new UsageError("missing period YYYY-MM (the month the data covers), and the folder's name holds none", {
-      hint: "name it with the period option, or put it in the folder's name (out/2024-05)",
-      about: { code: 'no_period' },
-    });
+    throw new UsageError(
+      `missing ${names.subject('period')} YYYY-MM (the month the data covers), and the folder's name holds none`,
+      {
+        hint: `name it with ${names.reference('period')}, or put it in the folder's name (out/2024-05)`,
+        about: { code: 'no_period' },
+      },
+    );
   }
   const { period, fromName } = chosen;
   const inName = fromName === undefined ? undefined : `the period ${period} in the folder's name ${fromName}`;
-  const what = inName ?? `period ${period}`;
-  checkPeriodForm(period, 'period', inName);
+  const what = inName ?? `${names.subject('period')} ${period}`;
+  checkPeriodForm(period, names, 'period', inName);
   const current = currentPeriod(now);
   if (period > current) {
     throw new UsageError(`${what} is in the future (this month is ${current}, UTC)`, {
       about: inName === undefined ? { code: 'option_value', option: 'period' } : undefined,
     });
   }
-  if (period === current)
-    warnings.push(`${inName ?? `${periodNamed} ${period}`} is the current month, which is not over yet`);
+  if (period === current) warnings.push(`${what} is the current month, which is not over yet`);
   return period;
 }

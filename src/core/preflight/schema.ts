@@ -3,6 +3,7 @@
 import { isObject } from '../guards.js';
 import { UsageError } from '../errors.js';
 import type { Product } from '../api/types.js';
+import type { OptionNames } from '../option-names.js';
 
 interface ProductRule {
   /** The schema.format that names this product, if one does. */
@@ -36,16 +37,22 @@ const PRODUCT_RULES: Record<Product, ProductRule> = {
 };
 
 /** `requested`: the product option, whose value is already one of the products. */
-export function checkProduct(requested: Product | undefined, schema: unknown, file: string): Product {
+export function checkProduct(
+  requested: Product | undefined,
+  schema: unknown,
+  file: string,
+  names: OptionNames,
+): Product {
   const format = isObject(schema) && typeof schema.format === 'string' ? schema.format : undefined;
   const implied = (Object.keys(PRODUCT_RULES) as Product[]).find(
     (product) => format !== undefined && PRODUCT_RULES[product].format === format,
   );
   if (requested !== undefined) {
     if (implied !== undefined && implied !== requested) {
-      throw new UsageError(`product ${requested} contradicts ${file}, whose format "${format}" is ${implied}`, {
-        about: { code: 'option_value', option: 'product' },
-      });
+      throw new UsageError(
+        `${names.subject('product')} ${requested} contradicts ${file}, whose format "${format}" is ${implied}`,
+        { about: { code: 'option_value', option: 'product' } },
+      );
     }
     return requested;
   }

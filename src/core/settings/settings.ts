@@ -9,6 +9,7 @@ import { loadConfigFile, readableByOthers, type ConfigFile, type ConfigValues } 
 import { shownText, withoutKeys, type SettingsWarning } from './text.js';
 import { travelsSafely } from '../api/url-rules.js';
 import { userConfigFolder } from './dirs.js';
+import type { OptionNames } from '../option-names.js';
 import type { Platform } from '../platform.js';
 import type { Env } from '../runtime.js';
 
@@ -16,25 +17,6 @@ export type { SettingsWarning } from './text.js';
 
 /** The names podman and docker give a container for its host: http:// to them is refused, a sandbox is reached otherwise. */
 const CONTAINER_HOSTS = new Set(['host.containers.internal', 'host.docker.internal']);
-
-/**
- * The settings a caller gives that messages name (`period`: a delivery's month, for the warning that it is the
- * current one). The core has no words for them: each door names them where they enter, the library by its option
- * table (core/options.ts's OPTION_NAMES), the CLI by its flags (src/cli/run-command.ts).
- */
-export const NAMED_SETTINGS = [
-  'baseUrl',
-  'sourceId',
-  'profile',
-  'config',
-  'pingUrl',
-  'metricsFile',
-  'limitRate',
-  'period',
-] as const;
-
-/** What the caller calls each of the settings it gives, in messages. */
-export type SettingNames = Record<(typeof NAMED_SETTINGS)[number], string>;
 
 export interface SettingsFlags {
   /** Only from the library's options: on the command line a key would end up in shell history and `ps`. */
@@ -55,8 +37,8 @@ export interface SettingsFlags {
   newProfile?: boolean | undefined;
   /** A key file that cannot be used is a warning, not an error (`bds login`, which brings its own key). */
   keyFileWarns?: boolean | undefined;
-  /** What the door that hands these in calls them. */
-  names: SettingNames;
+  /** How the door that hands these in names its options (core/option-names.ts). */
+  names: OptionNames;
 }
 
 export interface SettingsEnvironment {
@@ -87,8 +69,8 @@ export interface Settings {
   /** deliver's upload rate cap as written, checked by rate.ts's uploadRate (only deliver fails on a bad one). */
   limitRate: Sourced<string> | undefined;
   warnings: SettingsWarning[];
-  /** What the caller calls the settings it gave (the flags'). */
-  names: SettingNames;
+  /** How the caller's door names its options (the CLI: its flags). */
+  names: OptionNames;
 }
 
 export interface ApiKey {
@@ -115,7 +97,7 @@ export async function resolveSettings(flags: SettingsFlags, where: SettingsEnvir
   const { file } = search;
 
   const profile = pick<string>(
-    [nonEmpty(flags.profile), names.profile],
+    [nonEmpty(flags.profile), names.reference('profile')],
     [nonEmpty(env.BDS_PROFILE), 'BDS_PROFILE'],
     [nonEmpty(file?.profile), `config file ${file?.path}`],
   );
@@ -136,7 +118,7 @@ export async function resolveSettings(flags: SettingsFlags, where: SettingsEnvir
 
   const apiKey =
     pick<string>(
-      [flags.apiKey?.trim() || undefined, 'the apiKey option'],
+      [flags.apiKey?.trim() || undefined, names.reference('apiKey')],
       [env.BDS_API_KEY?.trim() || undefined, 'BDS_API_KEY'],
     ) ??
     keyFile(nonEmpty(env.BDS_API_KEY_FILE), where.cwd, 'BDS_API_KEY_FILE') ??
@@ -157,7 +139,7 @@ export async function resolveSettings(flags: SettingsFlags, where: SettingsEnvir
   }
 
   const baseUrl = pick<string>(
-    [nonEmpty(flags.baseUrl), names.baseUrl],
+    [nonEmpty(flags.baseUrl), names.reference('baseUrl')],
     [nonEmpty(env.BDS_BASE_URL), 'BDS_BASE_URL'],
     [nonEmpty(fromFile.values.baseUrl), fromFile.from],
   );
@@ -165,7 +147,7 @@ export async function resolveSettings(flags: SettingsFlags, where: SettingsEnvir
     throw refusal(file, 'baseUrl', ` for a key it does not hold (the key comes from ${apiKey.from})`, names, where);
   }
   const sourceId = pick<string>(
-    [nonEmpty(flags.sourceId), names.sourceId],
+    [nonEmpty(flags.sourceId), names.reference('sourceId')],
     [nonEmpty(env.BDS_SOURCE_ID), 'BDS_SOURCE_ID'],
     [nonEmpty(fromFile.values.sourceId), fromFile.from],
   );
@@ -186,7 +168,7 @@ export async function resolveSettings(flags: SettingsFlags, where: SettingsEnvir
         : metricsFileSetting(path.resolve(file ? path.dirname(file.path) : where.cwd, configMetrics), fromFile.from)),
     // Kept when empty: a cap written as nothing is a mistake to name (rate.ts), not a cue to take the next one.
     limitRate: pick<string>(
-      [flags.limitRate, names.limitRate],
+      [flags.limitRate, names.reference('limitRate')],
       [env.BDS_LIMIT_RATE, 'BDS_LIMIT_RATE'],
       [fromFile.values.limitRate, fromFile.from],
     ),
@@ -206,11 +188,14 @@ export function monitoringSettings(
   const nonEmpty = (value: string | undefined): string | undefined => (value?.trim() ? value.trim() : undefined);
   const { names } = flags;
   const metricsFile = pick<string>(
-    [nonEmpty(flags.metricsFile), names.metricsFile],
+    [nonEmpty(flags.metricsFile), names.reference('metricsFile')],
     [nonEmpty(env.BDS_METRICS_FILE), 'BDS_METRICS_FILE'],
   );
   return {
-    pingUrl: pick<string>([nonEmpty(flags.pingUrl), names.pingUrl], [nonEmpty(env.BDS_PING_URL), 'BDS_PING_URL']),
+    pingUrl: pick<string>(
+      [nonEmpty(flags.pingUrl), names.reference('pingUrl')],
+      [nonEmpty(env.BDS_PING_URL), 'BDS_PING_URL'],
+    ),
     metricsFile: metricsFile && metricsFileSetting(path.resolve(cwd, metricsFile.value), metricsFile.from),
   };
 }
@@ -258,14 +243,14 @@ function refusal(
   file: ConfigFile,
   setting: keyof typeof NOT_FROM_FOUND_FILES,
   why: string,
-  names: SettingNames,
+  names: OptionNames,
   where: SettingsEnvironment,
 ): UsageError {
   const elsewhere = {
-    baseUrl: `${names.baseUrl}, BDS_BASE_URL`,
+    baseUrl: `${names.reference('baseUrl')}, BDS_BASE_URL`,
     apiKeyFile: 'BDS_API_KEY_FILE',
-    pingUrl: `${names.pingUrl}, BDS_PING_URL`,
-    metricsFile: `${names.metricsFile}, BDS_METRICS_FILE`,
+    pingUrl: `${names.reference('pingUrl')}, BDS_PING_URL`,
+    metricsFile: `${names.reference('metricsFile')}, BDS_METRICS_FILE`,
   }[setting];
   const own = path.join(
     userConfigFolder({ env: where.env, homedir: where.homedir, platform: where.platform }),
@@ -274,7 +259,7 @@ function refusal(
   return new UsageError(
     `refusing ${setting} from the config file ${file.path}: a config file found in the working folder or above may not decide ${NOT_FROM_FOUND_FILES[setting]}${why}`,
     {
-      hint: `set ${setting} with ${elsewhere} or in your own config file ${own}; if you trust this file, name it with ${names.config} or BDS_CONFIG`,
+      hint: `set ${setting} with ${elsewhere} or in your own config file ${own}; if you trust this file, name it with ${names.reference('config')} or BDS_CONFIG`,
     },
   );
 }
@@ -286,7 +271,7 @@ function refusal(
 function refuseWhatFoundFilesMayNotSet(
   file: ConfigFile,
   { values }: { values: ConfigValues },
-  names: SettingNames,
+  names: OptionNames,
   where: SettingsEnvironment,
 ): void {
   for (const setting of ['apiKeyFile', 'pingUrl', 'metricsFile'] as const) {
@@ -308,10 +293,11 @@ function refuseUncheckedTls(env: Env): void {
 }
 
 /** The key, checked: present and with a known prefix. Never echoes the value. */
-export function requireApiKey(settings: Pick<Settings, 'apiKey'>): ApiKey {
+export function requireApiKey(settings: Pick<Settings, 'apiKey' | 'names'>): ApiKey {
   if (!settings.apiKey) {
+    const { names } = settings;
     throw new AuthError('no API key', {
-      hint: 'give the apiKey option, or set BDS_API_KEY, BDS_API_KEY_FILE to a file holding the key, or apiKey in a config file',
+      hint: `give ${names.reference('apiKey')}, or set BDS_API_KEY, BDS_API_KEY_FILE to a file holding the key, or apiKey in a config file`,
       about: { code: 'no_api_key' },
     });
   }
@@ -334,11 +320,14 @@ export function requireApiKey(settings: Pick<Settings, 'apiKey'>): ApiKey {
   return { key: value, mode, from };
 }
 
+/** Where the base URL is set, in the words of the caller's door: `the baseUrl option, BDS_BASE_URL or baseUrl`. */
+export function baseUrlSettings(names: OptionNames): string {
+  return `${names.reference('baseUrl')}, BDS_BASE_URL or baseUrl`;
+}
+
 /** The base URL, checked: http:// only for loopback hosts, since the key would travel in clear. */
 export function requireBaseUrl({ baseUrl, names }: Pick<Settings, 'baseUrl' | 'names'>): URL {
-  if (!baseUrl) {
-    throw new UsageError('no base URL', { hint: `set ${names.baseUrl}, BDS_BASE_URL or baseUrl in a config file` });
-  }
+  if (!baseUrl) throw new UsageError('no base URL', { hint: `set ${baseUrlSettings(names)} in a config file` });
   const { value, from } = baseUrl;
   // A key pasted into the wrong setting would travel in every URL and show in every message.
   if (withoutKeys(value) !== value) {
@@ -374,7 +363,7 @@ export function requireBaseUrl({ baseUrl, names }: Pick<Settings, 'baseUrl' | 'n
 export function requireSource(settings: Settings): string {
   if (!settings.sourceId) {
     throw new UsageError('no source id', {
-      hint: `set ${settings.names.sourceId}, BDS_SOURCE_ID or sourceId in a config file (registerSource() creates one)`,
+      hint: `set ${settings.names.reference('sourceId')}, BDS_SOURCE_ID or sourceId in a config file (registerSource() creates one)`,
       about: { code: 'no_source' },
     });
   }
@@ -390,13 +379,13 @@ function configValues(
   file: ConfigFile | undefined,
   profile: string | undefined,
   newProfile: boolean,
-  names: SettingNames,
+  names: OptionNames,
 ): { values: ConfigValues; from: string } {
   if (!file) {
     // A named profile with nothing to take it from is as unknown as one missing from the file.
     if (profile !== undefined && !newProfile) {
       throw new UsageError(`no profile "${shownText(profile)}": no config file was found`, {
-        hint: `put it under "profiles" in .bdsrc.json or ~/.config/bds/config.json, or name the file with ${names.config}`,
+        hint: `put it under "profiles" in .bdsrc.json or ~/.config/bds/config.json, or name the file with ${names.reference('config')}`,
       });
     }
     return { values: {}, from: 'config file' };

@@ -4,6 +4,7 @@
 
 import { PRODUCTS, type BatchListEntry, type Product } from '../api/types.js';
 import { UsageError } from '../errors.js';
+import type { OptionNames } from '../option-names.js';
 import { MONTH_STATES, type Month, type MonthState, type MonthStatus } from '../month.js';
 
 /** Delivered and not yet decided: what --wait waits for, and --fail-on pending names. */
@@ -96,7 +97,7 @@ export const FAIL_ON_STATES = ['missing', 'rejected', 'unfinished', 'pending'] a
 export type FailOnState = (typeof FAIL_ON_STATES)[number];
 
 /** failOn as a string (`missing,rejected`) or as a list; an unknown name is a usage error. */
-export function parseFailOn(value: string | readonly string[]): FailOnState[] {
+export function parseFailOn(value: string | readonly string[], optionNames: OptionNames): FailOnState[] {
   const names = (typeof value === 'string' ? value.split(',') : [...value])
     .map((name) => String(name).trim())
     .filter(Boolean);
@@ -107,7 +108,7 @@ export function parseFailOn(value: string | readonly string[]): FailOnState[] {
       wrong.length === 0
         ? 'names no state'
         : `${wrong.join(', ')} ${wrong.length === 1 ? 'is not a state' : 'are not states'} it can name`;
-    throw new UsageError(`failOn${given ? ` ${given}:` : ''} ${problem}`, {
+    throw new UsageError(`${optionNames.subject('failOn')}${given ? ` ${given}:` : ''} ${problem}`, {
       hint: `name one or more of ${FAIL_ON_STATES.join(', ')}, separated by commas (pending: received or in review)`,
       about: { code: 'option_value', option: 'failOn' },
     });
@@ -116,8 +117,12 @@ export function parseFailOn(value: string | readonly string[]): FailOnState[] {
 }
 
 /** failOn's states; when waiting, rejected unless told otherwise. */
-export function failOnFor(failOn: string | readonly string[] | undefined, waiting: boolean): FailOnState[] {
-  if (failOn !== undefined) return parseFailOn(failOn);
+export function failOnFor(
+  failOn: string | readonly string[] | undefined,
+  waiting: boolean,
+  names: OptionNames,
+): FailOnState[] {
+  if (failOn !== undefined) return parseFailOn(failOn, names);
   return waiting ? ['rejected'] : [];
 }
 

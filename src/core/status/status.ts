@@ -5,6 +5,7 @@
 import { PRODUCTS, type BatchListEntry, type Product } from '../api/types.js';
 import { EXIT_CODES, UsageError } from '../errors.js';
 import type { Operation } from '../operation.js';
+import type { OptionNames } from '../option-names.js';
 import { checkPeriodForm, currentPeriod } from '../preflight/period.js';
 import { requireSource } from '../settings/settings.js';
 import {
@@ -78,21 +79,21 @@ export interface StatusRules {
 }
 
 /** The rules of `status` (waiting false) or `waitForReview` (true) for these options, defaults included. */
-export function statusRules(options: WaitForReviewOptions, waiting: boolean): StatusRules {
+export function statusRules(options: WaitForReviewOptions, waiting: boolean, names: OptionNames): StatusRules {
   return {
-    failOn: failOnFor(options.failOn, waiting),
-    timeoutMs: waiting ? validateTimeout(options.timeout) : undefined,
+    failOn: failOnFor(options.failOn, waiting, names),
+    timeoutMs: waiting ? validateTimeout(options.timeout, names) : undefined,
   };
 }
 
 export async function status(options: StatusOptions, op: Operation): Promise<StatusResult> {
-  const query = checkQuery(options, op.runtime.now());
-  return queriedLedger(op, query, statusRules(options, false));
+  const query = checkQuery(options, op.runtime.now(), op.names);
+  return queriedLedger(op, query, statusRules(options, false, op.names));
 }
 
 export async function waitForReview(options: WaitForReviewOptions, op: Operation): Promise<StatusResult> {
-  const query = checkQuery(options, op.runtime.now());
-  return queriedLedger(op, query, statusRules(options, true));
+  const query = checkQuery(options, op.runtime.now(), op.names);
+  return queriedLedger(op, query, statusRules(options, true, op.names));
 }
 
 /** The ledger of the months a checked query asks for, of the source the settings name: once, or while waiting. */
@@ -102,7 +103,7 @@ async function queriedLedger(op: Operation, query: Query, { failOn, timeoutMs }:
   return runLedger(
     op,
     sourceId,
-    (batches) => shownMonths(batches, query, sourceId, op.runtime.now()),
+    (batches) => shownMonths(batches, query, sourceId, op.runtime.now(), op.names),
     failOn,
     timeoutMs,
   );
@@ -111,22 +112,28 @@ async function queriedLedger(op: Operation, query: Query, { failOn, timeoutMs }:
 /** deliver's wait, timeout and failOn, checked before anything is sent; undefined without wait. */
 export function validateReviewChoices(
   choices: ReviewChoices & { dryRun?: boolean | undefined },
+  names: OptionNames,
 ): ReviewRules | undefined {
+  const wait = names.subject('wait');
   if (!choices.wait) {
     const given = (['timeout', 'failOn'] as const).filter((option) => choices[option] !== undefined);
     if (given.length > 0)
-      throw new UsageError(`${given.join(' and ')} ${given.length > 1 ? 'go' : 'goes'} with wait`, {
-        hint: 'set wait to wait for the review of what is delivered',
-        about: { code: 'goes_with', options: given, needs: 'wait' },
-      });
+      throw new UsageError(
+        `${given.map(names.subject).join(' and ')} ${given.length > 1 ? 'go' : 'goes'} with ${wait}`,
+        {
+          hint: `set ${wait} to wait for the review of what is delivered`,
+          about: { code: 'goes_with', options: given, needs: 'wait' },
+        },
+      );
     return undefined;
   }
-  if (choices.dryRun)
-    throw new UsageError('wait cannot be given with dryRun', {
+  if (choices.dryRun) {
+    throw new UsageError(`${wait} cannot be given with ${names.subject('dryRun')}`, {
       hint: 'a dry run delivers nothing to wait for',
       about: { code: 'options_conflict', option: 'wait', with: ['dryRun'] },
     });
-  return { timeoutMs: validateTimeout(choices.timeout), failOn: failOnFor(choices.failOn, true) };
+  }
+  return { timeoutMs: validateTimeout(choices.timeout, names), failOn: failOnFor(choices.failOn, true, names) };
 }
 
 /** After a delivery: waits for the review of the months it delivered, as `bds status --wait` does for its months. */
@@ -143,10 +150,10 @@ export async function reviewOf(
   return runLedger(op, sourceId, () => shown, failOn, timeoutMs);
 }
 
-function validateTimeout(timeout: number | undefined): number {
+function validateTimeout(timeout: number | undefined, names: OptionNames): number {
   if (timeout === undefined) return DEFAULT_TIMEOUT_MS;
   if (typeof timeout !== 'number' || !Number.isFinite(timeout) || timeout < 0) {
-    throw new UsageError(`timeout ${String(timeout)} is not a duration`, {
+    throw new UsageError(`${names.subject('timeout')} ${String(timeout)} is not a duration`, {
       hint: 'milliseconds, 0 or more',
     });
   }
@@ -161,11 +168,12 @@ interface Query {
 }
 
 /** The options' own rules, before any request: periods of the form YYYY-MM, none in the future, in order. */
-function checkQuery(options: StatusOptions, now: Date): Query {
+function checkQuery(options: StatusOptions, now: Date, names: OptionNames): Query {
   const { period, since, until, product } = options;
+  const [month, first, last] = [names.subject('period'), names.subject('since'), names.subject('until')];
   if (period !== undefined && (since !== undefined || until !== undefined)) {
-    throw new UsageError('period cannot be given with since or until', {
-      hint: 'period is one month; since and until name a range',
+    throw new UsageError(`${month} cannot be given with ${first} or ${last}`, {
+      hint: `${month} is one month; ${first} and ${last} name a range`,
       about: { code: 'options_conflict', option: 'period', with: ['since', 'until'] },
     });
   }
@@ -176,21 +184,21 @@ function checkQuery(options: StatusOptions, now: Date): Query {
     ['until', until],
   ] as const) {
     if (value === undefined) continue;
-    checkPeriodForm(value, option);
+    checkPeriodForm(value, names, option);
     if (value > current) {
-      throw new UsageError(`${option} ${value} is in the future (this month is ${current}, UTC)`, {
+      throw new UsageError(`${names.subject(option)} ${value} is in the future (this month is ${current}, UTC)`, {
         about: { code: 'option_value', option },
       });
     }
   }
   if (since !== undefined && until !== undefined && since > until) {
-    throw new UsageError(`since ${since} is after until ${until}`, {
+    throw new UsageError(`${first} ${since} is after ${last} ${until}`, {
       hint: 'the first month comes first',
       about: { code: 'since_after_until', since, until },
     });
   }
   if (product !== undefined && !PRODUCTS.includes(product)) {
-    throw new UsageError(`product ${String(product)} is not a product`, {
+    throw new UsageError(`${names.subject('product')} ${String(product)} is not a product`, {
       hint: `one of ${PRODUCTS.join(', ')}`,
       about: { code: 'option_value', option: 'product' },
     });
@@ -206,7 +214,13 @@ interface Shown {
 }
 
 /** The months and products to show, their defaults taken from the source's batches. */
-function shownMonths(batches: readonly BatchListEntry[], query: Query, sourceId: string, now: Date): Shown {
+function shownMonths(
+  batches: readonly BatchListEntry[],
+  query: Query,
+  sourceId: string,
+  now: Date,
+  names: OptionNames,
+): Shown {
   const periods = batches
     .map((batch) => batch.period)
     .filter((period) => /^\d{4}-(0[1-9]|1[0-2])$/.test(period))
@@ -215,7 +229,7 @@ function shownMonths(batches: readonly BatchListEntry[], query: Query, sourceId:
   const since = query.since ?? earliest;
   if (since === undefined) {
     throw new UsageError(`source ${sourceId} has no batch yet, so its first month is not known`, {
-      hint: 'name the first month it should have delivered with the since option (YYYY-MM)',
+      hint: `name the first month it should have delivered with ${names.reference('since')} (YYYY-MM)`,
       about: { code: 'no_first_month' },
     });
   }
@@ -224,8 +238,8 @@ function shownMonths(batches: readonly BatchListEntry[], query: Query, sourceId:
     query.until ??
     [previousMonth(currentPeriod(now)), periods.at(-1) ?? since, since].reduce((a, b) => (a > b ? a : b));
   if (since > until) {
-    throw new UsageError(`the source's earliest batch is of ${since}, after until ${until}`, {
-      hint: 'name the first month with the since option (YYYY-MM)',
+    throw new UsageError(`the source's earliest batch is of ${since}, after ${names.subject('until')} ${until}`, {
+      hint: `name the first month with ${names.reference('since')} (YYYY-MM)`,
       about: { code: 'earliest_after_until', earliest: since, until },
     });
   }
