@@ -15,8 +15,8 @@ import { FLAG_NAMES } from '../src/cli/output/error-words.js';
 import { processRuntime } from '../src/process-runtime.js';
 import { makeFolder, tempDir } from './helpers.js';
 
-/** Names no door uses: `‹period›` as a subject, `«period»` after a verb. */
-const MARKERS: OptionNames = { subject: (option) => `‹${option}›`, reference: (option) => `«${option}»` };
+/** Names no door uses: `‹period›` for the name alone, `«period»` for the phrase. */
+const MARKERS: OptionNames = { name: (option) => `‹${option}›`, phrase: (option) => `«${option}»` };
 
 /** A folder named for its month, `2024-05`, as the scrubber writes it. */
 function monthFolder(): string {
@@ -27,8 +27,8 @@ function monthFolder(): string {
 
 describe('one way to word an option in errors', () => {
   const home = tempDir();
-  // No key and no base URL: nothing can be sent, and every call below fails before it would be.
-  const env = { HOME: home, BDS_SOURCE_ID: 'src_1' };
+  // No key, no base URL and no source: nothing can be sent, and every call below fails before it would be.
+  const env = { HOME: home };
   const folder = monthFolder();
   const unnamed = makeFolder().dir;
   const twoFiles = monthFolder();
@@ -48,8 +48,9 @@ describe('one way to word an option in errors', () => {
     ['period and a range', (op) => status({ period: '2024-05', since: '2024-04' }, op)],
     ['since after until', (op) => status({ since: '2024-05', until: '2024-04' }, op)],
     ['failOn', (op) => status({ failOn: 'gone' }, op)],
-    ['no base URL', (op) => runDeliver({ dir: folder }, op)],
-    ['no key', (op) => runDeliver({ dir: folder }, op.withFlags({ baseUrl: 'http://127.0.0.1:9' }))],
+    ['no source', (op) => status({}, op)],
+    ['no base URL', (op) => runDeliver({ dir: folder }, op.withFlags({ sourceId: 'src_1' }))],
+    ['no key', (op) => runDeliver({ dir: folder }, op.withFlags({ sourceId: 'src_1', baseUrl: 'http://127.0.0.1:9' }))],
   ];
 
   async function failures(names: OptionNames): Promise<string[][]> {
@@ -102,6 +103,10 @@ describe('one way to word an option in errors', () => {
         '‹failOn› gone: gone is not a state it can name',
         'name one or more of missing, rejected, unfinished, pending, separated by commas (pending: received or in review)',
       ],
+      'no source': [
+        'no source id',
+        'set «sourceId», BDS_SOURCE_ID or sourceId in a config file (registerSource() creates one)',
+      ],
       'no base URL': ['no base URL', 'set «baseUrl», BDS_BASE_URL or baseUrl in a config file'],
       'no key': [
         'no API key',
@@ -114,8 +119,8 @@ describe('one way to word an option in errors', () => {
     const marked = await failures(MARKERS);
     const inWords = (names: OptionNames) => (text: string) =>
       text
-        .replace(/«(\w+)»/g, (_, option: NamedOption) => names.reference(option))
-        .replace(/‹(\w+)›/g, (_, option: NamedOption) => names.subject(option));
+        .replace(/«(\w+)»/g, (_, option: NamedOption) => names.phrase(option))
+        .replace(/‹(\w+)›/g, (_, option: NamedOption) => names.name(option));
     for (const names of [OPTION_NAMES, FLAG_NAMES]) {
       expect(await failures(names)).toEqual(marked.map((texts) => texts.map(inWords(names))));
     }

@@ -6,7 +6,7 @@ export interface FailureData {
   message: string;
   hint: string | null;
   exit_code: number;
-  /** What it is about, when the CLI words it otherwise (BdsError's `about`); the CLI's --json leaves it out. */
+  /** What it is about, as data (BdsError's `about`); the CLI's --json leaves it out. */
   about?: ErrorAbout;
 }
 

@@ -219,7 +219,7 @@ function targetOf(op: Operation): ReturnType<typeof userConfigTarget> {
 function notRewritten(file: string, reason: 'yaml' | 'named', names: OptionNames): string {
   return reason === 'yaml'
     ? `your config file ${file} is not JSON, and bds does not rewrite it`
-    : `bds stores keys only in your own config file, not in ${file} (named by ${names.reference('config')} or BDS_CONFIG)`;
+    : `bds stores keys only in your own config file, not in ${file} (named by ${names.phrase('config')} or BDS_CONFIG)`;
 }
 
 /** How settings name a key stored in the file at `place`. */

@@ -25,9 +25,14 @@ export type NamedOption =
   | 'force'
   | 'skipDelivered';
 
+/**
+ * An option's two forms: its name alone, and a phrase that says it is an option. The library's sentences use
+ * either, as reads best (`period 2024-13 is ...`, `deliver again with force`; `name it with the period option`,
+ * `the base URL from the baseUrl option`); at the command line both are the flag.
+ */
 export interface OptionNames {
-  /** The option as what a message is about: `period 2024-13 is not ...` (the CLI: `--period 2024-13 ...`). */
-  subject(option: NamedOption): string;
-  /** The option after a verb or "from": `name it with the period option` (the CLI: `with --period`). */
-  reference(option: NamedOption): string;
+  /** `period`; the CLI's `--period`. */
+  name(option: NamedOption): string;
+  /** `the period option`; the CLI's `--period`. */
+  phrase(option: NamedOption): string;
 }

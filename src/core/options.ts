@@ -8,10 +8,10 @@ import { UsageError } from './errors.js';
 import type { OptionNames } from './option-names.js';
 import { closestName, shownText } from './settings/text.js';
 
-/** How the library's messages name its options: `period` as a subject, `the period option` after a verb. */
+/** How the library's messages name its options: `period`, or `the period option`. */
 export const OPTION_NAMES: OptionNames = {
-  subject: (option) => option,
-  reference: (option) => `the ${option} option`,
+  name: (option) => option,
+  phrase: (option) => `the ${option} option`,
 };
 
 export type OptionKind =

@@ -5,7 +5,7 @@
 import type { FailureData } from '../../core/failure.js';
 import type { DoctorFinding } from '../../core/diagnostics/finding.js';
 import type { BdsError, ErrorAbout } from '../../core/errors.js';
-import type { OptionNames } from '../../core/option-names.js';
+import type { NamedOption, OptionNames } from '../../core/option-names.js';
 import { formatBytes } from './format.js';
 
 export interface ErrorWords {
@@ -48,13 +48,18 @@ export function findingWords({ name, status, message, hint, about }: DoctorFindi
 }
 
 /** A library option's flag: `skipDelivered` is `--skip-delivered`, and `sourceId` `--source`. */
-export function flag(option: string): string {
+function flag(option: NamedOption): string {
   if (option === 'sourceId') return '--source';
   return `--${option.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`;
 }
 
-/** How the core's messages name an option a person gave: by its flag, whatever the place in the sentence. */
-export const FLAG_NAMES: OptionNames = { subject: flag, reference: flag };
+/** How the core's messages name an option a person gave: by its flag, in either form. */
+export const FLAG_NAMES: OptionNames = { name: flagOf, phrase: flagOf };
+
+/** The key has no flag (on a command line it would end up in shell history and `ps`): only login hands one in. */
+function flagOf(option: NamedOption): string {
+  return option === 'apiKey' ? 'the key bds login was given' : flag(option);
+}
 
 /** What the CLI says instead of the message or the hint (either may be kept). */
 function aboutWords(about: ErrorAbout): Partial<ErrorWords> {
@@ -92,29 +97,33 @@ function aboutWords(about: ErrorAbout): Partial<ErrorWords> {
       return { hint: 'run bds deliver again once the file is final' };
     case 'record_not_saved':
       return { hint: 'free the space or fix the folder, then run the same command again: it resumes this batch' };
-    case 'delivered_elsewhere':
+    case 'delivered_elsewhere': {
+      const force = flag('force');
       return {
         hint: about.alone
-          ? `to deliver this file as well, deliver its folder alone with --force (bds deliver ${about.alone} --force); with several folders, --force delivers every one of them again`
-          : 'to deliver this file as well, run again with --force (or --skip-delivered to count it as delivered)',
+          ? `to deliver this file as well, deliver its folder alone with ${force} (bds deliver ${about.alone} ${force}); with several folders, ${force} delivers every one of them again`
+          : `to deliver this file as well, run again with ${force} (or ${flag('skipDelivered')} to count it as delivered)`,
       };
-    case 'same_file':
+    }
+    case 'same_file': {
+      const force = flag('force');
       return {
         hint:
           `each month has data of its own: check what ${about.dir} holds (a copied folder? a stale one?); if it really is ${about.period}'s, ` +
           (about.several
-            ? `deliver that folder alone with --force (bds deliver ${about.dir} --force)`
-            : 'run again with --force'),
+            ? `deliver that folder alone with ${force} (bds deliver ${about.dir} ${force})`
+            : `run again with ${force}`),
       };
+    }
     case 'no_first_month':
-      return { hint: 'name the first month it should have delivered with --since YYYY-MM' };
+      return { hint: `name the first month it should have delivered with ${flag('since')} YYYY-MM` };
     case 'earliest_after_until':
-      return { hint: 'name the first month with --since YYYY-MM' };
+      return { hint: `name the first month with ${flag('since')} YYYY-MM` };
     case 'data_files':
-      return { hint: 'choose one with --file <name>' };
+      return { hint: `choose one with ${flag('file')} <name>` };
     case 'product_unknown':
       return {
-        hint: 'records need format "jsonl", episodes "episodes/v1"; environment data needs --product environment',
+        hint: `records need format "jsonl", episodes "episodes/v1"; environment data needs ${flag('product')} environment`,
       };
     case 'no_source_name':
       return { message: 'missing --name <name> (what the portal shows for this source)' };
@@ -133,7 +142,7 @@ function aboutWords(about: ErrorAbout): Partial<ErrorWords> {
     case 'gave_up':
       return { hint: 'the service or the network is failing; run the same command again later' };
     case 'unknown_source':
-      return { hint: 'check --source, BDS_SOURCE_ID or sourceId; bds register-source creates a source' };
+      return { hint: `check ${flag('sourceId')}, BDS_SOURCE_ID or sourceId; bds register-source creates a source` };
     case 'unfinished_delivery':
       return { hint: 'run the same bds deliver again: it resumes this delivery' };
     case 'temp_copies_left':

@@ -213,7 +213,7 @@ async function checkAll(options: DeliverManyOptions, op: Operation): Promise<Mon
       await listFolder(resolved);
       if (periodInName(pathsOf(op.runtime.platform).basename(resolved)) === undefined) {
         throw new UsageError("the folder's name holds no period (YYYY-MM)", {
-          hint: `with several folders, each one's period is the YYYY-MM in its name: rename it (out/2024-05), or deliver it alone with ${op.names.reference('period')}`,
+          hint: `with several folders, each one's period is the YYYY-MM in its name: rename it (out/2024-05), or deliver it alone with ${op.names.phrase('period')}`,
           about: { code: 'no_period_in_name' },
         });
       }

@@ -133,7 +133,7 @@ export async function reviewUnlessStopped(
 /** force delivers a delivered month again; skipDelivered counts it as delivered: never both. */
 export function validateChoices({ force, skipDelivered }: DeliveryChoices, names: OptionNames): void {
   if (force && skipDelivered) {
-    const [forced, skipping] = [names.subject('force'), names.subject('skipDelivered')];
+    const [forced, skipping] = [names.name('force'), names.name('skipDelivered')];
     throw new UsageError(`${forced} and ${skipping} cannot be given together`, {
       hint: `${forced} delivers a month although it is delivered; ${skipping} counts it as delivered: choose one`,
       about: { code: 'options_conflict', option: 'force', with: ['skipDelivered'] },

@@ -529,7 +529,7 @@ function conflictError(
   aloneFolder: string | undefined,
   names: OptionNames,
 ): ApiError {
-  const force = names.subject('force');
+  const force = names.name('force');
   return new ApiError(
     `${key.period} ${key.product} of ${key.sourceId} was already delivered as ${batch.id} (${batch.status}), ` +
       'from another file or by another machine',
@@ -537,7 +537,7 @@ function conflictError(
     {
       hint: aloneFolder
         ? `to deliver this file as well, deliver its folder (${aloneFolder}) alone with ${force}; with several folders, ${force} delivers every one of them again`
-        : `to deliver this file as well, deliver again with ${force} (or ${names.subject('skipDelivered')} to count it as delivered)`,
+        : `to deliver this file as well, deliver again with ${force} (or ${names.name('skipDelivered')} to count it as delivered)`,
       about: { code: 'delivered_elsewhere', alone: aloneFolder },
     },
   );

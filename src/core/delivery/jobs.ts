@@ -10,13 +10,10 @@ export const JOBS = { default: 2, min: 1, max: 8 } as const;
 export function validateJobs(jobs: number | undefined, names: OptionNames, given = String(jobs)): number {
   if (jobs === undefined) return JOBS.default;
   if (!Number.isInteger(jobs) || jobs < JOBS.min || jobs > JOBS.max) {
-    throw new UsageError(
-      `${names.subject('jobs')} must be a whole number from ${JOBS.min} to ${JOBS.max}, not ${given}`,
-      {
-        hint: 'more months at once rarely helps: each already uses every core for its pass',
-        about: { code: 'option_value', option: 'jobs' },
-      },
-    );
+    throw new UsageError(`${names.name('jobs')} must be a whole number from ${JOBS.min} to ${JOBS.max}, not ${given}`, {
+      hint: 'more months at once rarely helps: each already uses every core for its pass',
+      about: { code: 'option_value', option: 'jobs' },
+    });
   }
   return jobs;
 }

@@ -58,7 +58,7 @@ export function sameFileError(
   about: { dataName: string; period: string; sha256: string; dir: string; many: boolean },
   names: OptionNames,
 ): UsageError {
-  const force = names.subject('force');
+  const force = names.name('force');
   const other = same.inRun
     ? `the one for ${same.period} in ${same.dir}`
     : `the one delivered for ${same.period} from ${same.dir}${same.batchId ? ` as ${same.batchId}` : ''}`;

@@ -56,7 +56,7 @@ export async function apiFindings(op: Operation, key: ApiKey, settings: Settings
             ? fail(
                 'source',
                 `the API knows no source ${sourceId} for this key (${error.message})`,
-                'check the source id (BDS_SOURCE_ID, sourceId); registerSource() creates a source',
+                `check ${op.names.phrase('sourceId')}, BDS_SOURCE_ID or sourceId; registerSource() creates a source`,
                 error.exitCode,
                 { code: 'unknown_source' },
               )

@@ -10,7 +10,7 @@ export interface DoctorFinding {
   status: FindingStatus;
   message: string;
   hint: string | null;
-  /** What it is about, where the CLI words it in flags and commands (as an error's `about`); not printed. */
+  /** What it is about, as data (as an error's `about`), for the CLI's words; not printed. */
   about?: ErrorAbout | undefined;
 }
 

@@ -32,12 +32,14 @@ const UNTRUSTED = new Set([
   'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
 ]);
 
-/** The steps in order, each one line of doctor's; the first that fails ends them (nothing after it can work). */
-/** `baseUrlSet`: where the base URL is set, in the words of the caller's door (settings.ts's baseUrlSettings). */
+/**
+ * The steps in order, each one line of doctor's; the first that fails ends them (nothing after it can work).
+ * `baseUrlSettings`: where the base URL is set, in the words of the caller's door (settings.ts's baseUrlSettings).
+ */
 export async function networkFindings(
   runtime: Runtime,
   baseUrl: URL,
-  baseUrlSet: string,
+  baseUrlSettings: string,
   signal: AbortSignal,
 ): Promise<NetworkFindings> {
   const findings: Finding[] = [];
@@ -50,7 +52,7 @@ export async function networkFindings(
   findings.push(caFinding(runtime));
 
   const hop = firstHop(baseUrl, proxy.via);
-  const lookedUp = await lookupFinding(hop, baseUrlSet, limits);
+  const lookedUp = await lookupFinding(hop, baseUrlSettings, limits);
   findings.push(lookedUp.finding);
   if (lookedUp.address === undefined) return done(false);
   const connected = await connectFinding(hop, lookedUp.address, runtime, limits);
@@ -114,7 +116,7 @@ function firstHop(baseUrl: URL, via: Via | undefined): Hop {
 
 async function lookupFinding(
   hop: Hop,
-  baseUrlSet: string,
+  baseUrlSettings: string,
   limits: Limits,
 ): Promise<{ finding: Finding; address?: string }> {
   try {
@@ -128,7 +130,9 @@ async function lookupFinding(
       finding: fail(
         'name lookup',
         `${hop.what}${hop.host}: ${code === 'ENOTFOUND' ? 'no such host' : `lookup failed (${code ?? 'unknown'})`}`,
-        hop.via ? `check the proxy's name in ${hop.via.variable}` : `check the base URL for a typo (${baseUrlSet})`,
+        hop.via
+          ? `check the proxy's name in ${hop.via.variable}`
+          : `check the base URL for a typo (${baseUrlSettings})`,
         EXIT_CODES.network,
         hop.via ? undefined : { code: 'host_not_found' },
       ),

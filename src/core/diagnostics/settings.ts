@@ -51,7 +51,7 @@ export async function settingsFindings(op: Operation): Promise<SettingsFindings>
       : warn(
           'source id',
           'none set: deliver and list need one',
-          `set ${settings.names.reference('sourceId')}, BDS_SOURCE_ID or sourceId in a config file (register-source creates one)`,
+          `set ${settings.names.phrase('sourceId')}, BDS_SOURCE_ID or sourceId in a config file (register-source creates one)`,
           { code: 'no_source' },
         ),
   );

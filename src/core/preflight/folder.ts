@@ -218,13 +218,13 @@ function findDataFile(dir: string, entries: string[], names: OptionNames): strin
   const found = [...gz, ...plain].sort();
   if (found.length === 0) {
     throw new UsageError(`no data file in ${dir}`, {
-      hint: `expected one *.jsonl.gz or *.jsonl file, or name it with ${names.reference('file')}`,
+      hint: `expected one *.jsonl.gz or *.jsonl file, or name it with ${names.phrase('file')}`,
       about: { code: 'no_data_file' },
     });
   }
   if (found.length > 1) {
     throw new UsageError(`more than one data file in ${dir}: ${found.join(', ')}`, {
-      hint: `choose one with ${names.reference('file')}`,
+      hint: `choose one with ${names.phrase('file')}`,
       about: { code: 'data_files' },
     });
   }

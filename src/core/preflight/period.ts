@@ -16,7 +16,7 @@ export function checkPeriodForm(
   option: NamedOption = 'period',
   inName?: string,
 ): void {
-  const what = inName ?? `${names.subject(option)} ${period}`;
+  const what = inName ?? `${names.name(option)} ${period}`;
   const about = inName === undefined ? ({ code: 'option_value', option } as const) : undefined;
   const match = PERIOD_FORM.exec(period);
   if (!match) throw new UsageError(`${what} is not of the form YYYY-MM (for example 2024-05)`, { about });
@@ -67,7 +67,7 @@ export function choosePeriod(
     if (named.length > 0 && !named.includes(given)) {
       // A name that is just the month says it once: "2024-02", not "2024-02 (2024-02)".
       const months = name === named.join() ? '' : ` (${named.join(', ')})`;
-      throw new UsageError(`${names.subject('period')} ${given} contradicts the folder's name ${name}${months}`, {
+      throw new UsageError(`${names.name('period')} ${given} contradicts the folder's name ${name}${months}`, {
         hint: 'deliver each month from its own folder; rename the folder if its name is wrong',
         about: { code: 'option_value', option: 'period' },
       });
@@ -76,7 +76,7 @@ export function choosePeriod(
   }
   if (named.length > 1) {
     throw new UsageError(`the folder's name ${name} holds more than one period (${named.join(', ')})`, {
-      hint: `name the month with ${names.reference('period')}`,
+      hint: `name the month with ${names.phrase('period')}`,
       about: { code: 'periods_in_name' },
     });
   }
@@ -92,16 +92,16 @@ export function checkPeriod(
 ): string {
   if (chosen === undefined) {
     throw new UsageError(
-      `missing ${names.subject('period')} YYYY-MM (the month the data covers), and the folder's name holds none`,
+      `missing ${names.name('period')} YYYY-MM (the month the data covers), and the folder's name holds none`,
       {
-        hint: `name it with ${names.reference('period')}, or put it in the folder's name (out/2024-05)`,
+        hint: `name it with ${names.phrase('period')}, or put it in the folder's name (out/2024-05)`,
         about: { code: 'no_period' },
       },
     );
   }
   const { period, fromName } = chosen;
   const inName = fromName === undefined ? undefined : `the period ${period} in the folder's name ${fromName}`;
-  const what = inName ?? `${names.subject('period')} ${period}`;
+  const what = inName ?? `${names.name('period')} ${period}`;
   checkPeriodForm(period, names, 'period', inName);
   const current = currentPeriod(now);
   if (period > current) {

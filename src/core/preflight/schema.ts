@@ -50,7 +50,7 @@ export function checkProduct(
   if (requested !== undefined) {
     if (implied !== undefined && implied !== requested) {
       throw new UsageError(
-        `${names.subject('product')} ${requested} contradicts ${file}, whose format "${format}" is ${implied}`,
+        `${names.name('product')} ${requested} contradicts ${file}, whose format "${format}" is ${implied}`,
         { about: { code: 'option_value', option: 'product' } },
       );
     }

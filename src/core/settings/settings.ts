@@ -97,7 +97,7 @@ export async function resolveSettings(flags: SettingsFlags, where: SettingsEnvir
   const { file } = search;
 
   const profile = pick<string>(
-    [nonEmpty(flags.profile), names.reference('profile')],
+    [nonEmpty(flags.profile), names.phrase('profile')],
     [nonEmpty(env.BDS_PROFILE), 'BDS_PROFILE'],
     [nonEmpty(file?.profile), `config file ${file?.path}`],
   );
@@ -118,7 +118,7 @@ export async function resolveSettings(flags: SettingsFlags, where: SettingsEnvir
 
   const apiKey =
     pick<string>(
-      [flags.apiKey?.trim() || undefined, names.reference('apiKey')],
+      [flags.apiKey?.trim() || undefined, names.phrase('apiKey')],
       [env.BDS_API_KEY?.trim() || undefined, 'BDS_API_KEY'],
     ) ??
     keyFile(nonEmpty(env.BDS_API_KEY_FILE), where.cwd, 'BDS_API_KEY_FILE') ??
@@ -139,7 +139,7 @@ export async function resolveSettings(flags: SettingsFlags, where: SettingsEnvir
   }
 
   const baseUrl = pick<string>(
-    [nonEmpty(flags.baseUrl), names.reference('baseUrl')],
+    [nonEmpty(flags.baseUrl), names.phrase('baseUrl')],
     [nonEmpty(env.BDS_BASE_URL), 'BDS_BASE_URL'],
     [nonEmpty(fromFile.values.baseUrl), fromFile.from],
   );
@@ -147,7 +147,7 @@ export async function resolveSettings(flags: SettingsFlags, where: SettingsEnvir
     throw refusal(file, 'baseUrl', ` for a key it does not hold (the key comes from ${apiKey.from})`, names, where);
   }
   const sourceId = pick<string>(
-    [nonEmpty(flags.sourceId), names.reference('sourceId')],
+    [nonEmpty(flags.sourceId), names.phrase('sourceId')],
     [nonEmpty(env.BDS_SOURCE_ID), 'BDS_SOURCE_ID'],
     [nonEmpty(fromFile.values.sourceId), fromFile.from],
   );
@@ -168,7 +168,7 @@ export async function resolveSettings(flags: SettingsFlags, where: SettingsEnvir
         : metricsFileSetting(path.resolve(file ? path.dirname(file.path) : where.cwd, configMetrics), fromFile.from)),
     // Kept when empty: a cap written as nothing is a mistake to name (rate.ts), not a cue to take the next one.
     limitRate: pick<string>(
-      [flags.limitRate, names.reference('limitRate')],
+      [flags.limitRate, names.phrase('limitRate')],
       [env.BDS_LIMIT_RATE, 'BDS_LIMIT_RATE'],
       [fromFile.values.limitRate, fromFile.from],
     ),
@@ -188,12 +188,12 @@ export function monitoringSettings(
   const nonEmpty = (value: string | undefined): string | undefined => (value?.trim() ? value.trim() : undefined);
   const { names } = flags;
   const metricsFile = pick<string>(
-    [nonEmpty(flags.metricsFile), names.reference('metricsFile')],
+    [nonEmpty(flags.metricsFile), names.phrase('metricsFile')],
     [nonEmpty(env.BDS_METRICS_FILE), 'BDS_METRICS_FILE'],
   );
   return {
     pingUrl: pick<string>(
-      [nonEmpty(flags.pingUrl), names.reference('pingUrl')],
+      [nonEmpty(flags.pingUrl), names.phrase('pingUrl')],
       [nonEmpty(env.BDS_PING_URL), 'BDS_PING_URL'],
     ),
     metricsFile: metricsFile && metricsFileSetting(path.resolve(cwd, metricsFile.value), metricsFile.from),
@@ -247,10 +247,10 @@ function refusal(
   where: SettingsEnvironment,
 ): UsageError {
   const elsewhere = {
-    baseUrl: `${names.reference('baseUrl')}, BDS_BASE_URL`,
+    baseUrl: `${names.phrase('baseUrl')}, BDS_BASE_URL`,
     apiKeyFile: 'BDS_API_KEY_FILE',
-    pingUrl: `${names.reference('pingUrl')}, BDS_PING_URL`,
-    metricsFile: `${names.reference('metricsFile')}, BDS_METRICS_FILE`,
+    pingUrl: `${names.phrase('pingUrl')}, BDS_PING_URL`,
+    metricsFile: `${names.phrase('metricsFile')}, BDS_METRICS_FILE`,
   }[setting];
   const own = path.join(
     userConfigFolder({ env: where.env, homedir: where.homedir, platform: where.platform }),
@@ -259,7 +259,7 @@ function refusal(
   return new UsageError(
     `refusing ${setting} from the config file ${file.path}: a config file found in the working folder or above may not decide ${NOT_FROM_FOUND_FILES[setting]}${why}`,
     {
-      hint: `set ${setting} with ${elsewhere} or in your own config file ${own}; if you trust this file, name it with ${names.reference('config')} or BDS_CONFIG`,
+      hint: `set ${setting} with ${elsewhere} or in your own config file ${own}; if you trust this file, name it with ${names.phrase('config')} or BDS_CONFIG`,
     },
   );
 }
@@ -297,7 +297,7 @@ export function requireApiKey(settings: Pick<Settings, 'apiKey' | 'names'>): Api
   if (!settings.apiKey) {
     const { names } = settings;
     throw new AuthError('no API key', {
-      hint: `give ${names.reference('apiKey')}, or set BDS_API_KEY, BDS_API_KEY_FILE to a file holding the key, or apiKey in a config file`,
+      hint: `give ${names.phrase('apiKey')}, or set BDS_API_KEY, BDS_API_KEY_FILE to a file holding the key, or apiKey in a config file`,
       about: { code: 'no_api_key' },
     });
   }
@@ -322,7 +322,7 @@ export function requireApiKey(settings: Pick<Settings, 'apiKey' | 'names'>): Api
 
 /** Where the base URL is set, in the words of the caller's door: `the baseUrl option, BDS_BASE_URL or baseUrl`. */
 export function baseUrlSettings(names: OptionNames): string {
-  return `${names.reference('baseUrl')}, BDS_BASE_URL or baseUrl`;
+  return `${names.phrase('baseUrl')}, BDS_BASE_URL or baseUrl`;
 }
 
 /** The base URL, checked: http:// only for loopback hosts, since the key would travel in clear. */
@@ -363,7 +363,7 @@ export function requireBaseUrl({ baseUrl, names }: Pick<Settings, 'baseUrl' | 'n
 export function requireSource(settings: Settings): string {
   if (!settings.sourceId) {
     throw new UsageError('no source id', {
-      hint: `set ${settings.names.reference('sourceId')}, BDS_SOURCE_ID or sourceId in a config file (registerSource() creates one)`,
+      hint: `set ${settings.names.phrase('sourceId')}, BDS_SOURCE_ID or sourceId in a config file (registerSource() creates one)`,
       about: { code: 'no_source' },
     });
   }
@@ -385,7 +385,7 @@ function configValues(
     // A named profile with nothing to take it from is as unknown as one missing from the file.
     if (profile !== undefined && !newProfile) {
       throw new UsageError(`no profile "${shownText(profile)}": no config file was found`, {
-        hint: `put it under "profiles" in .bdsrc.json or ~/.config/bds/config.json, or name the file with ${names.reference('config')}`,
+        hint: `put it under "profiles" in .bdsrc.json or ~/.config/bds/config.json, or name the file with ${names.phrase('config')}`,
       });
     }
     return { values: {}, from: 'config file' };

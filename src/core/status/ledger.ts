@@ -97,23 +97,23 @@ export const FAIL_ON_STATES = ['missing', 'rejected', 'unfinished', 'pending'] a
 export type FailOnState = (typeof FAIL_ON_STATES)[number];
 
 /** failOn as a string (`missing,rejected`) or as a list; an unknown name is a usage error. */
-export function parseFailOn(value: string | readonly string[], optionNames: OptionNames): FailOnState[] {
-  const names = (typeof value === 'string' ? value.split(',') : [...value])
+export function parseFailOn(value: string | readonly string[], names: OptionNames): FailOnState[] {
+  const states = (typeof value === 'string' ? value.split(',') : [...value])
     .map((name) => String(name).trim())
     .filter(Boolean);
-  const wrong = names.filter((name) => !FAIL_ON_STATES.includes(name as FailOnState));
-  if (wrong.length > 0 || names.length === 0) {
-    const given = typeof value === 'string' ? value : names.join(',');
+  const wrong = states.filter((name) => !FAIL_ON_STATES.includes(name as FailOnState));
+  if (wrong.length > 0 || states.length === 0) {
+    const given = typeof value === 'string' ? value : states.join(',');
     const problem =
       wrong.length === 0
         ? 'names no state'
         : `${wrong.join(', ')} ${wrong.length === 1 ? 'is not a state' : 'are not states'} it can name`;
-    throw new UsageError(`${optionNames.subject('failOn')}${given ? ` ${given}:` : ''} ${problem}`, {
+    throw new UsageError(`${names.name('failOn')}${given ? ` ${given}:` : ''} ${problem}`, {
       hint: `name one or more of ${FAIL_ON_STATES.join(', ')}, separated by commas (pending: received or in review)`,
       about: { code: 'option_value', option: 'failOn' },
     });
   }
-  return [...new Set(names as FailOnState[])];
+  return [...new Set(states as FailOnState[])];
 }
 
 /** failOn's states; when waiting, rejected unless told otherwise. */

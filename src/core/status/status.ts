@@ -114,12 +114,12 @@ export function validateReviewChoices(
   choices: ReviewChoices & { dryRun?: boolean | undefined },
   names: OptionNames,
 ): ReviewRules | undefined {
-  const wait = names.subject('wait');
+  const wait = names.name('wait');
   if (!choices.wait) {
     const given = (['timeout', 'failOn'] as const).filter((option) => choices[option] !== undefined);
     if (given.length > 0)
       throw new UsageError(
-        `${given.map(names.subject).join(' and ')} ${given.length > 1 ? 'go' : 'goes'} with ${wait}`,
+        `${given.map((option) => names.name(option)).join(' and ')} ${given.length > 1 ? 'go' : 'goes'} with ${wait}`,
         {
           hint: `set ${wait} to wait for the review of what is delivered`,
           about: { code: 'goes_with', options: given, needs: 'wait' },
@@ -128,7 +128,7 @@ export function validateReviewChoices(
     return undefined;
   }
   if (choices.dryRun) {
-    throw new UsageError(`${wait} cannot be given with ${names.subject('dryRun')}`, {
+    throw new UsageError(`${wait} cannot be given with ${names.name('dryRun')}`, {
       hint: 'a dry run delivers nothing to wait for',
       about: { code: 'options_conflict', option: 'wait', with: ['dryRun'] },
     });
@@ -150,11 +150,13 @@ export async function reviewOf(
   return runLedger(op, sourceId, () => shown, failOn, timeoutMs);
 }
 
+/** Only the library's timeout gets here as it was given: the CLI reads --timeout as a duration itself. */
 function validateTimeout(timeout: number | undefined, names: OptionNames): number {
   if (timeout === undefined) return DEFAULT_TIMEOUT_MS;
   if (typeof timeout !== 'number' || !Number.isFinite(timeout) || timeout < 0) {
-    throw new UsageError(`${names.subject('timeout')} ${String(timeout)} is not a duration`, {
+    throw new UsageError(`${names.name('timeout')} ${String(timeout)} is not a duration`, {
       hint: 'milliseconds, 0 or more',
+      about: { code: 'option_value', option: 'timeout' },
     });
   }
   return timeout;
@@ -170,7 +172,7 @@ interface Query {
 /** The options' own rules, before any request: periods of the form YYYY-MM, none in the future, in order. */
 function checkQuery(options: StatusOptions, now: Date, names: OptionNames): Query {
   const { period, since, until, product } = options;
-  const [month, first, last] = [names.subject('period'), names.subject('since'), names.subject('until')];
+  const [month, first, last] = [names.name('period'), names.name('since'), names.name('until')];
   if (period !== undefined && (since !== undefined || until !== undefined)) {
     throw new UsageError(`${month} cannot be given with ${first} or ${last}`, {
       hint: `${month} is one month; ${first} and ${last} name a range`,
@@ -186,7 +188,7 @@ function checkQuery(options: StatusOptions, now: Date, names: OptionNames): Quer
     if (value === undefined) continue;
     checkPeriodForm(value, names, option);
     if (value > current) {
-      throw new UsageError(`${names.subject(option)} ${value} is in the future (this month is ${current}, UTC)`, {
+      throw new UsageError(`${names.name(option)} ${value} is in the future (this month is ${current}, UTC)`, {
         about: { code: 'option_value', option },
       });
     }
@@ -198,7 +200,7 @@ function checkQuery(options: StatusOptions, now: Date, names: OptionNames): Quer
     });
   }
   if (product !== undefined && !PRODUCTS.includes(product)) {
-    throw new UsageError(`${names.subject('product')} ${String(product)} is not a product`, {
+    throw new UsageError(`${names.name('product')} ${String(product)} is not a product`, {
       hint: `one of ${PRODUCTS.join(', ')}`,
       about: { code: 'option_value', option: 'product' },
     });
@@ -229,7 +231,7 @@ function shownMonths(
   const since = query.since ?? earliest;
   if (since === undefined) {
     throw new UsageError(`source ${sourceId} has no batch yet, so its first month is not known`, {
-      hint: `name the first month it should have delivered with ${names.reference('since')} (YYYY-MM)`,
+      hint: `name the first month it should have delivered with ${names.phrase('since')} (YYYY-MM)`,
       about: { code: 'no_first_month' },
     });
   }
@@ -238,8 +240,8 @@ function shownMonths(
     query.until ??
     [previousMonth(currentPeriod(now)), periods.at(-1) ?? since, since].reduce((a, b) => (a > b ? a : b));
   if (since > until) {
-    throw new UsageError(`the source's earliest batch is of ${since}, after ${names.subject('until')} ${until}`, {
-      hint: `name the first month with ${names.reference('since')} (YYYY-MM)`,
+    throw new UsageError(`the source's earliest batch is of ${since}, after ${names.name('until')} ${until}`, {
+      hint: `name the first month with ${names.phrase('since')} (YYYY-MM)`,
       about: { code: 'earliest_after_until', earliest: since, until },
     });
   }
